@@ -1,0 +1,53 @@
+//! Deliberate flaws, compiled in by the `broken_sema` feature.
+//!
+//! Each flaw is selected per semaphore by the hidden constructor
+//! `Semaphore::with_flaw(permits, Some(flaw))`, so one test binary runs every check against
+//! the correct semaphore (which must pass) and against each flaw (which must be caught, with
+//! the violated property named). A flaw that no check catches is a defect of the suite.
+//! The README's checks-by-flaws matrix says which check catches which flaw, and how fast.
+
+use crate::sync::{AtomicUsize, Ordering, spin_loop};
+
+/// A deliberate flaw in the semaphore's protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Flaw {
+    /// Acquire loads the state, sees a permit, spins once, then stores the decremented value
+    /// instead of compare-exchanging it: a lost update. Two threads that load the same
+    /// state both take "the" permit (over-issue), and a release or a `WAITERS` bit that
+    /// lands between the load and the store is overwritten.
+    ///
+    /// Caught by: the stress scenario `never_exceeds_permits`, whose holder count passes
+    /// the permit count (reported as `over-issue: max in use N > permits P`).
+    OverIssue,
+
+    /// The unpark callback clears `WAITERS` even when `have_more_threads` is true, so the
+    /// next releases take the fast path and wake nobody while threads stay parked: a lost
+    /// wakeup.
+    ///
+    /// Caught by: the stress scenario `wakes_every_parked_thread`, as an in-process
+    /// watchdog stall report (the process exits with `watchdog::STALL_EXIT_CODE`).
+    LostWaiters,
+}
+
+/// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; spin once, then write
+/// `taken` whatever the word holds now.
+///
+/// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
+/// lost update: the happens-before edge from the previous holder is kept.
+pub(crate) fn over_issue_take(
+    state: &AtomicUsize,
+    seen: usize,
+    taken: usize,
+) -> Result<usize, usize> {
+    spin_loop();
+    // Acquire: pairs with the Release of the add that put the permit into the word.
+    state.swap(taken, Ordering::Acquire);
+    Ok(seen)
+}
+
+/// The [`Flaw::LostWaiters`] decision: `WAITERS` is cleared after every unpark, whether or
+/// not threads remain parked.
+pub(crate) fn lost_waiters_clears() -> bool {
+    true
+}

@@ -1,0 +1,604 @@
+//! The state machine: the only file with protocol logic.
+//!
+//! Everything it uses for synchronization comes from [`crate::sync`], so the same code can
+//! be compiled against real `parking_lot_core` or against a checker's mocked park table.
+
+use core::fmt;
+use std::sync::Arc;
+
+use crate::error::{AcquireError, AddPermitsError, TryAcquireError};
+use crate::permit::{OwnedPermit, Permit};
+use crate::sync::{
+    AtomicUsize, DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult,
+    SpinWait, UnparkResult, const_fn, fence, park, unpark_filter,
+};
+
+#[cfg(feature = "broken_sema")]
+use crate::flaw::{self, Flaw};
+
+/// Some thread is parked, or is about to park, on this semaphore.
+const WAITERS: usize = 1 << 0;
+/// The semaphore is closed.
+const CLOSED: usize = 1 << 1;
+/// Reserved so that `MAX_PERMITS` never changes when a flag is added. Never set.
+#[allow(dead_code)]
+const RESERVED: usize = 1 << 2;
+/// The number of flag bits below the permit count.
+const FLAG_BITS: u32 = 3;
+/// One permit, as it is counted in the state word.
+const ONE: usize = 1 << FLAG_BITS;
+
+/// A blocking counting semaphore for threads.
+///
+/// A semaphore holds a number of permits. [`acquire`](Semaphore::acquire) takes one,
+/// parking the thread until one is available; the returned [`Permit`] gives it back when
+/// dropped. [`close`](Semaphore::close) makes every parked and future `acquire` fail.
+///
+/// The whole semaphore is one word (`size_of::<Semaphore>() == size_of::<usize>()`), needs
+/// no allocation and can live in a `static`. Parked threads wait in `parking_lot_core`'s
+/// global park table, keyed by the semaphore's address.
+///
+/// # Examples
+///
+/// ```
+/// use parksema::Semaphore;
+/// use std::thread;
+///
+/// // At most two threads are inside the guarded section at once.
+/// static SLOTS: Semaphore = Semaphore::new(2);
+///
+/// let handles: Vec<_> = (0..8)
+///     .map(|_| {
+///         thread::spawn(|| {
+///             let _permit = SLOTS.acquire().expect("the semaphore is never closed");
+///             // ... at most two threads run here at a time ...
+///         })
+///     })
+///     .collect();
+/// for h in handles {
+///     h.join().unwrap();
+/// }
+/// assert_eq!(SLOTS.available_permits(), 2);
+/// ```
+pub struct Semaphore {
+    /// The permit count and the flags, in one word: `permits * ONE | CLOSED | WAITERS`.
+    ///
+    /// | permits | `CLOSED` | `WAITERS` | meaning |
+    /// |---------|----------|-----------|---------|
+    /// | n > 0   | 0        | 0         | n permits free, nobody waits: acquire's fast path takes one with a single CAS |
+    /// | 0       | 0        | 0         | no permit, nobody waits: an acquirer spins a little, then sets `WAITERS` |
+    /// | 0       | 0        | 1         | no permit, threads parked or about to park: the only state in which `validate` lets a thread park |
+    /// | n > 0   | 0        | 1         | permits came back while threads wait: the releaser wakes up to n of them; a woken thread or a barging one takes them |
+    /// | any     | 1        | 0         | closed: acquire fails; permits still count, so held ones come back |
+    /// | any     | 1        | 1         | closed while threads waited: `close` is waking them all and clears `WAITERS` |
+    ///
+    /// Transitions:
+    ///
+    /// - acquire takes a permit with a CAS `s -> s - ONE` (`Acquire` on success); it never
+    ///   takes one from a closed semaphore;
+    /// - an acquirer that finds no permit sets `WAITERS` with a CAS, then parks with a
+    ///   `validate` that re-checks, under the bucket lock, that the state is exactly
+    ///   `WAITERS`; a woken thread re-runs the loop and is not handed a permit (barging);
+    /// - a release adds n permits with a checked CAS (`Release`); only if the old state had
+    ///   `WAITERS` does it unpark up to n threads;
+    /// - `close` sets `CLOSED` with `fetch_or` (`Release`) and, if `WAITERS` was set, unparks
+    ///   every waiter.
+    ///
+    /// Invariants:
+    ///
+    /// - `WAITERS` — some thread is parked, or is about to park, on this semaphore. Set only by an acquirer
+    ///   (CAS) before it parks. Cleared **only under the bucket lock**: in the `unpark_*` callback when no
+    ///   thread with this key remains, or in `timed_out` when the last waiter leaves.
+    /// - `CLOSED` — set once by `close()`, never cleared.
+    ///
+    /// Every write to the word is a read-modify-write (the flawed semaphores of the
+    /// `broken_sema` feature excepted), so no release sequence is ever broken.
+    state: AtomicUsize,
+
+    /// The deliberate flaw this semaphore runs with, if any.
+    #[cfg(feature = "broken_sema")]
+    flaw: Option<Flaw>,
+}
+
+/// Builds the initial state word, refusing counts that do not fit.
+const fn initial_state(permits: usize) -> usize {
+    assert!(
+        permits <= Semaphore::MAX_PERMITS,
+        "Semaphore::new: the permit count exceeds Semaphore::MAX_PERMITS (usize::MAX >> 3)"
+    );
+    permits << FLAG_BITS
+}
+
+impl Semaphore {
+    /// The largest number of permits a semaphore can hold: `usize::MAX >> 3`.
+    ///
+    /// The low three bits of the state word are flags (two used, one reserved so that this
+    /// number never changes).
+    ///
+    /// ```
+    /// assert_eq!(parksema::Semaphore::MAX_PERMITS, usize::MAX >> 3);
+    /// ```
+    pub const MAX_PERMITS: usize = usize::MAX >> FLAG_BITS;
+
+    const_fn! {
+        /// Creates a semaphore holding `permits` permits.
+        ///
+        /// This is a `const fn`, so a semaphore can be a `static`.
+        ///
+        /// # Panics
+        ///
+        /// If `permits > Semaphore::MAX_PERMITS` (at compile time when evaluated in a
+        /// constant).
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use parksema::Semaphore;
+        ///
+        /// static LIMIT: Semaphore = Semaphore::new(4);
+        /// assert_eq!(LIMIT.available_permits(), 4);
+        /// ```
+        ///
+        /// ```should_panic
+        /// let _ = parksema::Semaphore::new(parksema::Semaphore::MAX_PERMITS + 1);
+        /// ```
+        pub fn new(permits: usize) -> Semaphore {
+            Semaphore {
+                state: AtomicUsize::new(initial_state(permits)),
+                #[cfg(feature = "broken_sema")]
+                flaw: None,
+            }
+        }
+    }
+
+    /// Creates a semaphore that runs with the deliberate flaw `flaw` (`None`: the correct
+    /// protocol). For the verification suite only.
+    #[cfg(feature = "broken_sema")]
+    #[doc(hidden)]
+    pub fn with_flaw(permits: usize, flaw: Option<Flaw>) -> Semaphore {
+        Semaphore {
+            state: AtomicUsize::new(initial_state(permits)),
+            flaw,
+        }
+    }
+
+    /// Takes a permit, parking the thread until one is available.
+    ///
+    /// Returns an error once the semaphore is closed, also for a thread that was already
+    /// parked when [`close`](Semaphore::close) was called. A closed semaphore never hands
+    /// out a permit, even if it has some.
+    ///
+    /// Everything a thread did before it returned a permit (by dropping a [`Permit`] or by
+    /// [`add_permits`](Semaphore::add_permits)) happens-before everything the thread that
+    /// acquires after it does once `acquire` returns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    ///
+    /// let sem = Semaphore::new(1);
+    /// let permit = sem.acquire().unwrap();
+    /// assert_eq!(sem.available_permits(), 0);
+    /// drop(permit);
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn acquire(&self) -> Result<Permit<'_>, AcquireError> {
+        self.acquire_one()?;
+        Ok(Permit::new(self))
+    }
+
+    /// Takes a permit if one is available now; never blocks.
+    ///
+    /// # Errors
+    ///
+    /// [`TryAcquireError::Closed`] if the semaphore is closed (checked first),
+    /// [`TryAcquireError::NoPermits`] if no permit is available.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::{Semaphore, TryAcquireError};
+    ///
+    /// let sem = Semaphore::new(1);
+    /// let held = sem.try_acquire().unwrap();
+    /// assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::NoPermits);
+    /// drop(held);
+    /// sem.close();
+    /// assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::Closed);
+    /// ```
+    pub fn try_acquire(&self) -> Result<Permit<'_>, TryAcquireError> {
+        self.try_acquire_one()?;
+        Ok(Permit::new(self))
+    }
+
+    /// Like [`acquire`](Semaphore::acquire), for a semaphore in an [`Arc`]: the permit owns a
+    /// reference to the semaphore and can be moved to another thread or stored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, thread};
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let permit = Arc::clone(&sem).acquire_owned().unwrap();
+    /// thread::spawn(move || drop(permit)).join().unwrap();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
+        self.acquire_one()?;
+        Ok(OwnedPermit::new(self))
+    }
+
+    /// Like [`try_acquire`](Semaphore::try_acquire), for a semaphore in an [`Arc`].
+    ///
+    /// # Errors
+    ///
+    /// As [`try_acquire`](Semaphore::try_acquire); the `Arc` is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let permit = Arc::clone(&sem).try_acquire_owned().unwrap();
+    /// assert!(Arc::clone(&sem).try_acquire_owned().is_err());
+    /// drop(permit);
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, TryAcquireError> {
+        self.try_acquire_one()?;
+        Ok(OwnedPermit::new(self))
+    }
+
+    /// Adds `n` permits and wakes up to `n` parked threads.
+    ///
+    /// Permits may be added to a closed semaphore (a held permit still comes back); they
+    /// are counted but never handed out.
+    ///
+    /// # Panics
+    ///
+    /// If the count would exceed [`MAX_PERMITS`](Semaphore::MAX_PERMITS). The message names
+    /// the numbers, and the count is left untouched. [`try_add_permits`]
+    /// (Semaphore::try_add_permits) returns this case as an error instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    ///
+    /// let sem = Semaphore::new(0);
+    /// sem.add_permits(3);
+    /// assert_eq!(sem.available_permits(), 3);
+    /// ```
+    #[track_caller]
+    pub fn add_permits(&self, n: usize) {
+        if let Err(e) = self.try_add_permits(n) {
+            panic!("{e}");
+        }
+    }
+
+    /// Adds `n` permits and wakes up to `n` parked threads, unless the count would exceed
+    /// [`MAX_PERMITS`](Semaphore::MAX_PERMITS).
+    ///
+    /// # Errors
+    ///
+    /// [`AddPermitsError`] if `available + n > MAX_PERMITS`; nothing was added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    ///
+    /// let sem = Semaphore::new(Semaphore::MAX_PERMITS - 1);
+    /// let err = sem.try_add_permits(2).unwrap_err();
+    /// assert_eq!((err.available(), err.added()), (Semaphore::MAX_PERMITS - 1, 2));
+    /// assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS - 1);
+    /// sem.try_add_permits(1).unwrap();
+    /// ```
+    pub fn try_add_permits(&self, n: usize) -> Result<(), AddPermitsError> {
+        if n == 0 {
+            return Ok(());
+        }
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let available = s >> FLAG_BITS;
+            if n > Self::MAX_PERMITS - available {
+                return Err(AddPermitsError::new(available, n));
+            }
+            // Release: pairs with the Acquire of `take_one`'s CAS in the thread that takes one
+            // of these permits, so this thread's writes (a holder's, when a permit is dropped)
+            // happen-before that thread's.
+            match self.state.compare_exchange_weak(
+                s,
+                s + n * ONE,
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(now) => s = now,
+            }
+        }
+        if s & WAITERS != 0 {
+            self.unpark_waiters(n);
+        }
+        Ok(())
+    }
+
+    /// Closes the semaphore: every parked and every future [`acquire`](Semaphore::acquire)
+    /// returns [`AcquireError`], and [`try_acquire`](Semaphore::try_acquire) returns
+    /// [`TryAcquireError::Closed`]. Permits still held may be returned as usual. Closing
+    /// twice is harmless.
+    ///
+    /// Everything a thread did before `close` happens-before everything a thread does after
+    /// it observes the semaphore closed (an acquire error, or `is_closed` returning `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, thread};
+    ///
+    /// let sem = Arc::new(Semaphore::new(0));
+    /// let waiter = {
+    ///     let sem = Arc::clone(&sem);
+    ///     thread::spawn(move || sem.acquire().is_err())
+    /// };
+    /// sem.close();
+    /// assert!(waiter.join().unwrap(), "a parked acquire fails once closed");
+    /// assert!(sem.is_closed());
+    /// ```
+    pub fn close(&self) {
+        // Release: pairs with the Acquire fence an acquirer runs when it observes CLOSED, and
+        // with `is_closed`'s Acquire load.
+        let old = self.state.fetch_or(CLOSED, Ordering::Release);
+        if old & WAITERS != 0 {
+            self.unpark_waiters(usize::MAX);
+        }
+    }
+
+    /// Whether [`close`](Semaphore::close) has been called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sem = parksema::Semaphore::new(1);
+    /// assert!(!sem.is_closed());
+    /// sem.close();
+    /// assert!(sem.is_closed());
+    /// ```
+    pub fn is_closed(&self) -> bool {
+        // Acquire: pairs with `close`'s Release.
+        self.state.load(Ordering::Acquire) & CLOSED != 0
+    }
+
+    /// The number of permits available now. Under concurrency it may be stale as soon as it
+    /// is returned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let sem = parksema::Semaphore::new(2);
+    /// let _p = sem.acquire().unwrap();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    pub fn available_permits(&self) -> usize {
+        self.state.load(Ordering::Relaxed) >> FLAG_BITS
+    }
+
+    /// The number of threads parked on this semaphore at one instant: a diagnostic for tests
+    /// and stall reports. It takes the park table's bucket lock, so it is not free, and the
+    /// number may be stale as soon as it is returned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, thread};
+    ///
+    /// let sem = Arc::new(Semaphore::new(0));
+    /// let waiter = {
+    ///     let sem = Arc::clone(&sem);
+    ///     thread::spawn(move || drop(sem.acquire()))
+    /// };
+    /// while sem.parked_threads() == 0 {
+    ///     thread::yield_now();
+    /// }
+    /// sem.add_permits(1);
+    /// waiter.join().unwrap();
+    /// assert_eq!(sem.parked_threads(), 0);
+    /// ```
+    pub fn parked_threads(&self) -> usize {
+        let mut parked = 0;
+        let count = |_| {
+            parked += 1;
+            FilterOp::Skip
+        };
+        // SAFETY:
+        // - `key` is this semaphore's own address, which only this semaphore parks on;
+        // - `count` and the callback run under the bucket lock: they only increment a local
+        //   counter and return a constant, so they cannot unwind or call into the park table;
+        // - this is not a signal handler.
+        unsafe { unpark_filter(self.key(), count, |_| DEFAULT_UNPARK_TOKEN) };
+        parked
+    }
+
+    /// The park-table key: this semaphore's address.
+    fn key(&self) -> usize {
+        core::ptr::from_ref(self).addr()
+    }
+
+    /// Takes one permit or reports that the semaphore is closed, parking as long as needed.
+    #[inline]
+    fn acquire_one(&self) -> Result<(), AcquireError> {
+        let s = self.state.load(Ordering::Relaxed);
+        if s >= ONE && s & CLOSED == 0 && self.take_one(s).is_ok() {
+            return Ok(());
+        }
+        self.acquire_slow()
+    }
+
+    /// Takes one permit if the state word is still `s`.
+    #[inline]
+    fn take_one(&self, s: usize) -> Result<usize, usize> {
+        #[cfg(feature = "broken_sema")]
+        if self.flaw == Some(Flaw::OverIssue) {
+            return flaw::over_issue_take(&self.state, s, s - ONE);
+        }
+        // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permit
+        // into the word, so the previous holder's writes happen-before this holder's.
+        self.state
+            .compare_exchange_weak(s, s - ONE, Ordering::Acquire, Ordering::Relaxed)
+    }
+
+    /// Takes one permit if one is available now.
+    fn try_acquire_one(&self) -> Result<(), TryAcquireError> {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            if s & CLOSED != 0 {
+                // Acquire: pairs with `close`'s Release.
+                fence(Ordering::Acquire);
+                return Err(TryAcquireError::Closed);
+            }
+            if s < ONE {
+                return Err(TryAcquireError::NoPermits);
+            }
+            match self.take_one(s) {
+                Ok(_) => return Ok(()),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// The slow path of `acquire`: grab a permit if there is one (barging), spin while
+    /// nobody waits, set `WAITERS`, park, and start over when woken.
+    #[cold]
+    fn acquire_slow(&self) -> Result<(), AcquireError> {
+        let mut spin = SpinWait::new();
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            if s & CLOSED != 0 {
+                // Acquire: pairs with `close`'s Release.
+                fence(Ordering::Acquire);
+                return Err(AcquireError::new());
+            }
+
+            // A permit is free: take it, even if others are parked.
+            if s >= ONE {
+                match self.take_one(s) {
+                    Ok(_) => return Ok(()),
+                    Err(now) => s = now,
+                }
+                continue;
+            }
+
+            if s & WAITERS == 0 {
+                // Nobody is parked: a permit may come back soon, so spin a little first.
+                if spin.spin() {
+                    s = self.state.load(Ordering::Relaxed);
+                    continue;
+                }
+                // Announce that a thread is about to park, so releases take the slow path.
+                if let Err(now) = self.state.compare_exchange_weak(
+                    s,
+                    s | WAITERS,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                ) {
+                    s = now;
+                    continue;
+                }
+            }
+
+            self.park();
+            spin.reset();
+            s = self.state.load(Ordering::Relaxed);
+        }
+    }
+
+    /// Parks this thread until a release or `close` unparks it, unless the state is no
+    /// longer exactly `WAITERS` when the bucket is locked.
+    fn park(&self) {
+        // Runs under the bucket lock, which every clear of WAITERS also holds, so a clear
+        // either happened before (and this sees it) or happens after this thread is queued
+        // (and the clearing unpark finds it).
+        let validate = || self.state.load(Ordering::Relaxed) == WAITERS;
+        // No timeout is passed, so `timed_out` is never called.
+        let timed_out = |_, _| {};
+        // SAFETY:
+        // - `key` is this semaphore's own address, which only this semaphore parks on;
+        // - `validate` (and `timed_out`, never called) run under the bucket lock: one
+        //   relaxed load and a comparison, which cannot unwind or call into the park table;
+        // - `before_sleep` does nothing;
+        // - this is not a signal handler.
+        let result = unsafe {
+            park(
+                self.key(),
+                validate,
+                || {},
+                timed_out,
+                DEFAULT_PARK_TOKEN,
+                None,
+            )
+        };
+        debug_assert_ne!(result, ParkResult::TimedOut, "no timeout was passed");
+    }
+
+    /// Unparks up to `max` threads; clears `WAITERS` if none is left parked.
+    #[cold]
+    fn unpark_waiters(&self, max: usize) {
+        let mut unparked = 0;
+        let filter = |_| {
+            if unparked < max {
+                unparked += 1;
+                FilterOp::Unpark
+            } else {
+                FilterOp::Stop
+            }
+        };
+        let callback = |result: UnparkResult| {
+            if self.no_waiter_left(&result) {
+                // Relaxed: this runs under the bucket lock, and so does every `validate`,
+                // which the lock orders before or after this clear.
+                self.state.fetch_and(!WAITERS, Ordering::Relaxed);
+            }
+            DEFAULT_UNPARK_TOKEN
+        };
+        // SAFETY:
+        // - `key` is this semaphore's own address, which only this semaphore parks on;
+        // - `filter` and `callback` run under the bucket lock: a counter comparison and one
+        //   atomic RMW, which cannot unwind or call into the park table;
+        // - this is not a signal handler.
+        unsafe { unpark_filter(self.key(), filter, callback) };
+    }
+
+    /// Whether an unpark left no thread parked on this semaphore, so `WAITERS` must go.
+    fn no_waiter_left(&self, result: &UnparkResult) -> bool {
+        #[cfg(feature = "broken_sema")]
+        if self.flaw == Some(Flaw::LostWaiters) {
+            return flaw::lost_waiters_clears();
+        }
+        !result.have_more_threads
+    }
+}
+
+impl fmt::Debug for Semaphore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.state.load(Ordering::Relaxed);
+        let mut d = f.debug_struct("Semaphore");
+        d.field("permits", &(s >> FLAG_BITS))
+            .field("waiters", &(s & WAITERS != 0))
+            .field("closed", &(s & CLOSED != 0))
+            .field("state", &format_args!("{s:#x}"));
+        #[cfg(feature = "broken_sema")]
+        d.field("flaw", &self.flaw);
+        d.finish()
+    }
+}
+
+// The real build keeps the semaphore to one word; the flawed build adds a field.
+#[cfg(not(feature = "broken_sema"))]
+const _: () = assert!(size_of::<Semaphore>() == size_of::<usize>());
