@@ -1,0 +1,113 @@
+//! Catch tests (feature `broken_sema`): each runs an ordinary stress scenario against a
+//! deliberately flawed semaphore in a child process and passes only when the child reports
+//! the violated property. Replacing a flaw with the correct code makes its catch test fail.
+
+use crate::child::{ChildRun, SCENARIOS, run_child};
+
+/// The first `over-issue: max in use N > permits P` report, as `(N, P)`.
+fn over_issue(run: &ChildRun) -> Option<(usize, usize)> {
+    let msg = run.panic_message()?;
+    let rest = msg.strip_prefix("over-issue: max in use ")?;
+    let (max, permits) = rest.split_once(" > permits ")?;
+    Some((max.parse().ok()?, permits.trim().parse().ok()?))
+}
+
+/// The `N` of `NAME: N` in a Debug-like state line.
+fn field(state: &str, name: &str) -> Option<usize> {
+    let at = state.find(&format!("{name}: "))? + name.len() + 2;
+    let digits: String = state[at..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+#[test]
+fn catches_over_issue_in_never_exceeds_permits() {
+    let run = run_child("never_exceeds_permits", "OverIssue");
+    let Some((max, permits)) = over_issue(&run) else {
+        panic!(
+            "OverIssue was not reported as an over-issue (exit {:?}):\n{}",
+            run.code, run.output
+        );
+    };
+    assert!(
+        max > permits,
+        "the report must name more holders than permits"
+    );
+    assert_ne!(
+        run.code,
+        Some(0),
+        "the child reported an over-issue but passed"
+    );
+    println!(
+        "caught OverIssue in {:.2} s: over-issue: max in use {max} > permits {permits}",
+        run.elapsed.as_secs_f64()
+    );
+}
+
+#[test]
+fn catches_lost_waiters_in_wakes_every_parked_thread() {
+    let run = run_child("wakes_every_parked_thread", "LostWaiters");
+    assert_eq!(
+        run.code,
+        Some(watchdog::STALL_EXIT_CODE),
+        "LostWaiters did not end in a watchdog stall:\n{}",
+        run.output
+    );
+    assert!(
+        run.output
+            .contains("STALL in scenario `wakes_every_parked_thread`"),
+        "the stall report does not name the scenario:\n{}",
+        run.output
+    );
+    // The lost-wakeup signature: threads parked, permits free, and WAITERS clear, so no
+    // release will ever wake them.
+    let state = run.stall_state().expect("the report has a state line");
+    let parked = field(state, "parked threads").expect("the state names the parked threads");
+    let permits = field(state, "permits").expect("the state names the permits");
+    assert!(
+        parked > 0 && permits > 0 && state.contains("waiters: false"),
+        "the state is not a lost wakeup: {state}"
+    );
+    println!(
+        "caught LostWaiters in {:.2} s: stall with {parked} threads parked, {permits} permits \
+         free, WAITERS clear",
+        run.elapsed.as_secs_f64()
+    );
+}
+
+/// How one child run ended, in a few words for the matrix.
+fn outcome(run: &ChildRun) -> String {
+    match run.code {
+        Some(0) => "not caught".to_string(),
+        Some(watchdog::STALL_EXIT_CODE) => {
+            format!("stall ({})", run.stall_state().unwrap_or("no state line"))
+        }
+        code => match run.panic_message() {
+            Some(msg) => format!("failed: {msg}"),
+            None => format!("failed with exit {code:?}"),
+        },
+    }
+}
+
+/// Every scenario against every flaw: prints the checks-by-flaws matrix of this machine and
+/// this build (the README's comes from it) and fails if any flaw goes uncaught by all.
+#[test]
+fn catches_every_flaw_somewhere() {
+    for flaw in ["OverIssue", "LostWaiters"] {
+        let mut caught = 0;
+        for scenario in SCENARIOS {
+            let run = run_child(scenario, flaw);
+            if run.code != Some(0) {
+                caught += 1;
+            }
+            println!(
+                "| {flaw} | {scenario} | {:.2} s | {} |",
+                run.elapsed.as_secs_f64(),
+                outcome(&run)
+            );
+        }
+        assert!(caught > 0, "no scenario caught {flaw}");
+    }
+}

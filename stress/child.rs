@@ -1,0 +1,140 @@
+//! Running a scenario in a child process: the test binary re-executes itself to run
+//! [`child_entry`], so a scenario that stalls (and is ended by the in-process watchdog's
+//! `process::exit`) or panics cannot take the parent test down with it, and the parent can
+//! assert on the child's exit code and report.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::PER_THREAD;
+use crate::scenarios;
+use crate::support::Build;
+
+const SCENARIO_VAR: &str = "PARKSEMA_CHILD_SCENARIO";
+const FLAW_VAR: &str = "PARKSEMA_CHILD_FLAW";
+
+/// Every scenario a child can run, with the sizes it runs at there.
+pub(crate) const SCENARIOS: [&str; 7] = [
+    "never_exceeds_permits",
+    "wakes_every_parked_thread",
+    "mixed_traffic",
+    "many_semaphores",
+    "close_while_parked",
+    "close_during_traffic",
+    "holder_panics",
+];
+
+/// Runs scenario `name` against `build`.
+pub(crate) fn run_scenario(name: &str, build: Build) -> String {
+    match name {
+        // The smallest of seed 000's sizes, where the most threads compete for one permit.
+        "never_exceeds_permits" => scenarios::never_exceeds_permits(build, 1, 8, PER_THREAD),
+        "wakes_every_parked_thread" => scenarios::wakes_every_parked_thread(build, 32),
+        "mixed_traffic" => scenarios::mixed_traffic(build, 4, 16, PER_THREAD),
+        "many_semaphores" => scenarios::many_semaphores(build, 16, 64, PER_THREAD / 200),
+        "close_while_parked" => scenarios::close_while_parked(build, 16),
+        "close_during_traffic" => scenarios::close_during_traffic(build, 2, 16, PER_THREAD / 2),
+        "holder_panics" => scenarios::holder_panics(build),
+        other => panic!("unknown scenario `{other}`; known: {SCENARIOS:?}"),
+    }
+}
+
+/// The build named by a flaw's name (`none` for the correct semaphore).
+fn build_named(flaw: &str) -> Build {
+    match flaw {
+        "none" => Build::CORRECT,
+        #[cfg(feature = "broken_sema")]
+        "OverIssue" => Build {
+            flaw: Some(parksema::Flaw::OverIssue),
+        },
+        #[cfg(feature = "broken_sema")]
+        "LostWaiters" => Build {
+            flaw: Some(parksema::Flaw::LostWaiters),
+        },
+        other => panic!("unknown flaw `{other}` in this build"),
+    }
+}
+
+#[test]
+#[ignore = "child entry point: run in a child process by `run_child`"]
+fn child_entry() {
+    let scenario = std::env::var(SCENARIO_VAR)
+        .expect("child_entry only runs in a child process started by `run_child`");
+    let flaw = std::env::var(FLAW_VAR).expect("`run_child` always sets the flaw");
+    let summary = run_scenario(&scenario, build_named(&flaw));
+    println!("child passed: {summary}");
+}
+
+/// What a child run did.
+#[derive(Debug)]
+pub(crate) struct ChildRun {
+    /// The exit code; `None` if a signal ended it.
+    pub(crate) code: Option<i32>,
+    /// Its stderr, then its stdout.
+    pub(crate) output: String,
+    /// Wall time from spawn to exit.
+    pub(crate) elapsed: Duration,
+}
+
+impl ChildRun {
+    /// The message of the first panic in the output, if any.
+    pub(crate) fn panic_message(&self) -> Option<&str> {
+        let mut lines = self.output.lines();
+        lines.find(|l| l.contains("panicked at"))?;
+        lines.next()
+    }
+
+    /// The watchdog's state line, if it fired.
+    pub(crate) fn stall_state(&self) -> Option<&str> {
+        self.output
+            .lines()
+            .find_map(|l| l.strip_prefix("watchdog: state: "))
+    }
+}
+
+/// Runs scenario `scenario` against the flaw named `flaw` in a child process.
+///
+/// The child's own watchdog bounds it; its stall limit is 2 s, long enough that a correct
+/// run never stalls on a loaded machine and short enough that a caught stall costs 2 s.
+pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
+    let exe = std::env::current_exe().expect("the test binary knows its own path");
+    let start = Instant::now();
+    let out = Command::new(exe)
+        .args(["--exact", "child::child_entry", "--ignored", "--nocapture"])
+        .args(["--test-threads", "1"])
+        .env(SCENARIO_VAR, scenario)
+        .env(FLAW_VAR, flaw)
+        .env("WATCHDOG_STALL_SECS", "2")
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .expect("the test binary can re-execute itself");
+    ChildRun {
+        code: out.status.code(),
+        output: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stderr),
+            String::from_utf8_lossy(&out.stdout)
+        ),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// The child mechanism itself must not produce failures: the correct semaphore passes in a
+/// child, for the two scenarios the catch tests rely on.
+#[test]
+fn child_run_of_the_correct_semaphore_passes() {
+    for scenario in ["never_exceeds_permits", "wakes_every_parked_thread"] {
+        let run = run_child(scenario, "none");
+        assert_eq!(
+            run.code,
+            Some(0),
+            "the correct semaphore failed `{scenario}` in a child:\n{}",
+            run.output
+        );
+        assert!(
+            run.output.contains("child passed: "),
+            "the child did not run the scenario:\n{}",
+            run.output
+        );
+    }
+}
