@@ -6,7 +6,7 @@
 //! the violated property named). A flaw that no check catches is a defect of the suite.
 //! The README's checks-by-flaws matrix says which check catches which flaw, and how fast.
 
-use crate::sync::{AtomicUsize, Ordering, spin_loop};
+use crate::sync::{AtomicUsize, Ordering, UnparkResult, spin_loop};
 
 /// A deliberate flaw in the semaphore's protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,7 +47,8 @@ pub(crate) fn over_issue_take(
 }
 
 /// The [`Flaw::LostWaiters`] decision: `WAITERS` is cleared after every unpark, whether or
-/// not threads remain parked.
-pub(crate) fn lost_waiters_clears() -> bool {
+/// not threads remain parked (the correct decision is `!result.have_more_threads`).
+pub(crate) fn lost_waiters_clears(result: &UnparkResult) -> bool {
+    let _ = result.have_more_threads;
     true
 }

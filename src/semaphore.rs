@@ -579,7 +579,7 @@ impl Semaphore {
     fn no_waiter_left(&self, result: &UnparkResult) -> bool {
         #[cfg(feature = "broken_sema")]
         if self.flaw == Some(Flaw::LostWaiters) {
-            return flaw::lost_waiters_clears();
+            return flaw::lost_waiters_clears(result);
         }
         !result.have_more_threads
     }

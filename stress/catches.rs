@@ -41,7 +41,7 @@ fn catches_over_issue_in_never_exceeds_permits() {
         "the child reported an over-issue but passed"
     );
     println!(
-        "caught OverIssue in {:.2} s: over-issue: max in use {max} > permits {permits}",
+        "caught OverIssue in {:.3} s: over-issue: max in use {max} > permits {permits}",
         run.elapsed.as_secs_f64()
     );
 }
@@ -71,7 +71,7 @@ fn catches_lost_waiters_in_wakes_every_parked_thread() {
         "the state is not a lost wakeup: {state}"
     );
     println!(
-        "caught LostWaiters in {:.2} s: stall with {parked} threads parked, {permits} permits \
+        "caught LostWaiters in {:.3} s: stall with {parked} threads parked, {permits} permits \
          free, WAITERS clear",
         run.elapsed.as_secs_f64()
     );
@@ -103,7 +103,7 @@ fn catches_every_flaw_somewhere() {
                 caught += 1;
             }
             println!(
-                "| {flaw} | {scenario} | {:.2} s | {} |",
+                "| {flaw} | {scenario} | {:.3} s | {} |",
                 run.elapsed.as_secs_f64(),
                 outcome(&run)
             );

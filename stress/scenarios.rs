@@ -226,7 +226,11 @@ pub(crate) fn mixed_traffic(
                                     .try_add_permits(usize::MAX)
                                     .expect_err("over-full add accepted: wraparound");
                                 assert_eq!(err.added(), usize::MAX);
-                                assert!(err.available() <= permits, "over-issue: {err}");
+                                assert!(
+                                    err.available() <= permits,
+                                    "over-issue: {} available > permits {permits}",
+                                    err.available()
+                                );
                             }
                         }
                         done[kind].fetch_add(1, Ordering::Relaxed);
