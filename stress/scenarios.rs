@@ -433,16 +433,27 @@ pub(crate) fn close_during_traffic(
     let main = wd.worker("main");
     let holders = Holders::new(permits);
     let acquisitions = AtomicUsize::new(0);
+    // Set once `close` has returned: an acquire that starts after that must fail. This also
+    // bounds the loop, which would otherwise run forever (with progress, so no stall) if a
+    // flaw let acquires succeed after the close.
+    let closed = AtomicBool::new(false);
 
     thread::scope(|s| {
         let handles = (0..threads)
             .map(|t| {
                 let w = wd.worker(format!("t{t}"));
-                let (sem, holders, acquisitions) = (&sem, &holders, &acquisitions);
+                let (sem, holders, acquisitions, closed) = (&sem, &holders, &acquisitions, &closed);
                 s.spawn(move || {
                     loop {
                         w.op("acquire");
+                        let after_close = closed.load(Ordering::SeqCst);
                         let Ok(p) = sem.acquire() else { break };
+                        assert!(
+                            !after_close,
+                            "close lost: an acquire that started after close returned got a \
+                             permit ({})",
+                            describe(sem)
+                        );
                         holders.enter();
                         acquisitions.fetch_add(1, Ordering::SeqCst);
                         holders.leave();
@@ -458,6 +469,7 @@ pub(crate) fn close_during_traffic(
         });
         main.op("close");
         sem.close();
+        closed.store(true, Ordering::SeqCst);
         main.op("join");
         join_all(handles);
     });
