@@ -136,5 +136,11 @@ fn child_run_of_the_correct_semaphore_passes() {
             "the child did not run the scenario:\n{}",
             run.output
         );
+        assert_eq!(run.panic_message(), None, "{}", run.output);
+        assert_eq!(run.stall_state(), None, "{}", run.output);
+        println!(
+            "{scenario} passed in a child in {:.3} s",
+            run.elapsed.as_secs_f64()
+        );
     }
 }

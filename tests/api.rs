@@ -34,7 +34,9 @@ fn semaphore_and_permits_are_send_and_sync() {
 fn new_accepts_max_and_refuses_more() {
     static FULL: Semaphore = Semaphore::new(Semaphore::MAX_PERMITS);
     assert_eq!(FULL.available_permits(), Semaphore::MAX_PERMITS);
-    let msg = panic_message(|| drop(Semaphore::new(Semaphore::MAX_PERMITS + 1)));
+    let msg = panic_message(|| {
+        let _ = Semaphore::new(Semaphore::MAX_PERMITS + 1);
+    });
     assert!(msg.contains("MAX_PERMITS"), "{msg}");
 }
 
