@@ -262,8 +262,8 @@ impl Semaphore {
     /// # Panics
     ///
     /// If the count would exceed [`MAX_PERMITS`](Semaphore::MAX_PERMITS). The message names
-    /// the numbers, and the count is left untouched. [`try_add_permits`]
-    /// (Semaphore::try_add_permits) returns this case as an error instead.
+    /// the numbers, and the count is left untouched.
+    /// [`try_add_permits`](Semaphore::try_add_permits) returns this case as an error instead.
     ///
     /// # Examples
     ///
