@@ -55,9 +55,11 @@ impl Shared {
     /// Sums the progress of every worker, plus the number of registrations.
     fn progress(&self) -> u64 {
         let workers = lock(&self.workers);
-        workers.iter().fold(self.registrations.load(Ordering::Relaxed), |sum, slot| {
-            sum.wrapping_add(slot.progress.load(Ordering::Relaxed))
-        })
+        workers
+            .iter()
+            .fold(self.registrations.load(Ordering::Relaxed), |sum, slot| {
+                sum.wrapping_add(slot.progress.load(Ordering::Relaxed))
+            })
     }
 }
 
@@ -128,7 +130,11 @@ impl Watchdog {
             .name(format!("watchdog: {}", shared.scenario))
             .spawn(move || watch(&detector, &stopped))
             .expect("the watchdog could not spawn its detector thread");
-        Watchdog { shared, stop: Some(stop), thread: Some(thread) }
+        Watchdog {
+            shared,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
     }
 
     /// Sets (replaces) a callback that describes the state under test (e.g. a semaphore's Debug
@@ -189,12 +195,16 @@ impl Drop for Watchdog {
 
 impl fmt::Debug for Watchdog {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Each lock is taken and released on its own: `progress` takes the workers lock too.
+        let workers = lock(&self.shared.workers).len();
+        let progress = self.shared.progress();
+        let describe = lock(&self.shared.describe).is_some();
         f.debug_struct("Watchdog")
             .field("scenario", &self.shared.scenario)
             .field("stall", &self.shared.stall)
-            .field("workers", &lock(&self.shared.workers).len())
-            .field("progress", &self.shared.progress())
-            .field("describe", &lock(&self.shared.describe).is_some())
+            .field("workers", &workers)
+            .field("progress", &progress)
+            .field("describe", &describe)
             .finish()
     }
 }
@@ -267,7 +277,11 @@ pub fn stall_limit(default: Duration) -> Duration {
 /// of seconds.
 fn parse_stall_secs(value: Option<&str>) -> Option<Duration> {
     let secs: f64 = value?.trim().parse().ok()?;
-    if secs > 0.0 { Duration::try_from_secs_f64(secs).ok() } else { None }
+    if secs > 0.0 {
+        Duration::try_from_secs_f64(secs).ok()
+    } else {
+        None
+    }
 }
 
 /// The body of the detector thread: checks progress until told to stop, and fires on a stall.
@@ -311,7 +325,11 @@ fn fire(shared: &Shared, idle: Duration) -> ! {
         for slot in &workers {
             let last_op = *lock(&slot.last_op);
             let ops = slot.progress.load(Ordering::Relaxed);
-            let _ = writeln!(err, "watchdog:   worker {}: last op `{last_op}` ({ops} ops)", slot.name);
+            let _ = writeln!(
+                err,
+                "watchdog:   worker {}: last op `{last_op}` ({ops} ops)",
+                slot.name
+            );
         }
         if workers.is_empty() {
             let _ = writeln!(err, "watchdog:   no workers were registered");
@@ -324,7 +342,9 @@ fn fire(shared: &Shared, idle: Duration) -> ! {
         // The callback may block on the wedged primitive, so a grace thread ends the process
         // anyway. If that thread cannot be spawned, the callback is run regardless: the worker
         // lines are already out.
-        let _ = thread::Builder::new().name("watchdog grace".into()).spawn(grace_exit);
+        let _ = thread::Builder::new()
+            .name("watchdog grace".into())
+            .spawn(grace_exit);
         let state = describe();
         let mut err = std::io::stderr().lock();
         let mut lines = state.lines();
@@ -370,7 +390,8 @@ fn write_stderr_raw(message: &str) {
         match usize::try_from(written) {
             Ok(0) => return,
             Ok(n) => rest = &rest[n.min(rest.len())..],
-            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {
+            }
             Err(_) => return,
         }
     }
@@ -383,13 +404,28 @@ mod tests {
     #[test]
     fn parse_accepts_positive_seconds() {
         assert_eq!(parse_stall_secs(Some("2")), Some(Duration::from_secs(2)));
-        assert_eq!(parse_stall_secs(Some("0.25")), Some(Duration::from_millis(250)));
-        assert_eq!(parse_stall_secs(Some(" 1.5 ")), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            parse_stall_secs(Some("0.25")),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_stall_secs(Some(" 1.5 ")),
+            Some(Duration::from_millis(1500))
+        );
     }
 
     #[test]
     fn parse_rejects_everything_else() {
-        for value in [None, Some(""), Some("abc"), Some("0"), Some("-1"), Some("NaN"), Some("inf"), Some("1e300")] {
+        for value in [
+            None,
+            Some(""),
+            Some("abc"),
+            Some("0"),
+            Some("-1"),
+            Some("NaN"),
+            Some("inf"),
+            Some("1e300"),
+        ] {
             assert_eq!(parse_stall_secs(value), None, "{value:?}");
         }
     }

@@ -63,10 +63,15 @@ fn verify(stall: u64) -> ExitCode {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let start = Instant::now();
 
-    if !run(Command::new(&cargo)
-        .current_dir(&root)
-        .args(["build", "--release", "--quiet", "-p", "watchdog", "--bin", "watchdog"]))
-    {
+    if !run(Command::new(&cargo).current_dir(&root).args([
+        "build",
+        "--release",
+        "--quiet",
+        "-p",
+        "watchdog",
+        "--bin",
+        "watchdog",
+    ])) {
         return ExitCode::FAILURE;
     }
     let target = std::env::var_os("CARGO_TARGET_DIR")
@@ -88,5 +93,9 @@ fn verify(stall: u64) -> ExitCode {
         if ok { "passed" } else { "FAILED" },
         start.elapsed().as_secs_f64()
     );
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
