@@ -81,11 +81,21 @@ impl AddPermitsError {
     }
 
     /// The permits that were available when the addition was refused.
+    ///
+    /// ```
+    /// let sem = parksema::Semaphore::new(7);
+    /// assert_eq!(sem.try_add_permits(usize::MAX).unwrap_err().available(), 7);
+    /// ```
     pub const fn available(&self) -> usize {
         self.available
     }
 
     /// The permits the caller tried to add.
+    ///
+    /// ```
+    /// let sem = parksema::Semaphore::new(7);
+    /// assert_eq!(sem.try_add_permits(usize::MAX).unwrap_err().added(), usize::MAX);
+    /// ```
     pub const fn added(&self) -> usize {
         self.added
     }

@@ -122,6 +122,15 @@ impl OwnedPermit {
     }
 
     /// The semaphore this permit came from.
+    ///
+    /// ```
+    /// use parksema::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let permit = Arc::clone(&sem).acquire_owned().unwrap();
+    /// assert_eq!(permit.semaphore().available_permits(), 0);
+    /// ```
     pub fn semaphore(&self) -> &Arc<Semaphore> {
         &self.sem
     }
