@@ -6,7 +6,7 @@ use crate::Semaphore;
 
 /// [`Semaphore::acquire`] failed because the semaphore is closed.
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// let sem = parksema::Semaphore::new(1);
 /// sem.close();
 /// let err = sem.acquire().unwrap_err();
@@ -31,7 +31,7 @@ impl std::error::Error for AcquireError {}
 
 /// [`Semaphore::try_acquire`] took no permit.
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// use parksema::{Semaphore, TryAcquireError};
 ///
 /// let sem = Semaphore::new(0);
@@ -61,7 +61,7 @@ impl std::error::Error for TryAcquireError {}
 /// [`Semaphore::try_add_permits`] would have pushed the count past
 /// [`Semaphore::MAX_PERMITS`]; nothing was added.
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// use parksema::Semaphore;
 ///
 /// let sem = Semaphore::new(Semaphore::MAX_PERMITS);
@@ -82,7 +82,7 @@ impl AddPermitsError {
 
     /// The permits that were available when the addition was refused.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(7);
     /// assert_eq!(sem.try_add_permits(usize::MAX).unwrap_err().available(), 7);
     /// ```
@@ -92,7 +92,7 @@ impl AddPermitsError {
 
     /// The permits the caller tried to add.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(7);
     /// assert_eq!(sem.try_add_permits(usize::MAX).unwrap_err().added(), usize::MAX);
     /// ```

@@ -4,7 +4,8 @@
 //! (so it can be a `static`), and parks threads in `parking_lot_core`'s global park table
 //! instead of owning a queue, so an idle semaphore costs nothing but its word.
 //!
-//! ```
+#![cfg_attr(not(any(feature = "loom", feature = "shuttle")), doc = "```")]
+#![cfg_attr(any(feature = "loom", feature = "shuttle"), doc = "```ignore")]
 //! use parksema::Semaphore;
 //! use std::sync::Arc;
 //! use std::thread;
@@ -93,6 +94,25 @@
 //! property named. The README's checks-by-flaws matrix lists which check catches which flaw
 //! and how fast.
 
+/// The opening fence of a doc example: a tested example in the real build, ignored under the
+/// model checkers (`loom`, `shuttle`), whose atomics work only inside a model.
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
+macro_rules! doc_fence {
+    () => {
+        "```"
+    };
+    (should_panic) => {
+        "```should_panic"
+    };
+}
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+macro_rules! doc_fence {
+    ($($kind:ident)?) => {
+        "```ignore"
+    };
+}
+pub(crate) use doc_fence;
+
 mod error;
 #[cfg(feature = "broken_sema")]
 mod flaw;
@@ -106,3 +126,5 @@ pub use error::{AcquireError, AddPermitsError, TryAcquireError};
 pub use flaw::Flaw;
 pub use permit::{OwnedPermit, Permit};
 pub use semaphore::Semaphore;
+#[doc(hidden)]
+pub use sync::model as __model;

@@ -15,7 +15,7 @@ use crate::Semaphore;
 ///
 /// # Examples
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// let sem = parksema::Semaphore::new(1);
 /// {
 ///     let _permit = sem.acquire().unwrap();
@@ -38,7 +38,7 @@ impl<'a> Permit<'a> {
     /// Consumes the permit without returning it: the semaphore has one permit fewer for
     /// good.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(2);
     /// sem.acquire().unwrap().forget();
     /// assert_eq!(sem.available_permits(), 1);
@@ -49,7 +49,7 @@ impl<'a> Permit<'a> {
 
     /// The semaphore this permit came from.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(1);
     /// let permit = sem.acquire().unwrap();
     /// assert!(std::ptr::eq(permit.semaphore(), &sem));
@@ -83,7 +83,7 @@ impl fmt::Debug for Permit<'_> {
 ///
 /// # Examples
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// use parksema::Semaphore;
 /// use std::sync::Arc;
 ///
@@ -108,7 +108,7 @@ impl OwnedPermit {
     /// Consumes the permit without returning it; the reference to the semaphore is
     /// released.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::sync::Arc;
     ///
@@ -123,7 +123,7 @@ impl OwnedPermit {
 
     /// The semaphore this permit came from.
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::sync::Arc;
     ///

@@ -40,7 +40,7 @@ const ONE: usize = 1 << FLAG_BITS;
 ///
 /// # Examples
 ///
-/// ```
+#[doc = crate::doc_fence!()]
 /// use parksema::Semaphore;
 /// use std::thread;
 ///
@@ -115,7 +115,7 @@ impl Semaphore {
     /// The low three bits of the state word are flags (two used, one reserved so that this
     /// number never changes).
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// assert_eq!(parksema::Semaphore::MAX_PERMITS, usize::MAX >> 3);
     /// ```
     pub const MAX_PERMITS: usize = usize::MAX >> FLAG_BITS;
@@ -132,14 +132,14 @@ impl Semaphore {
         ///
         /// # Examples
         ///
-        /// ```
+        #[doc = crate::doc_fence!()]
         /// use parksema::Semaphore;
         ///
         /// static LIMIT: Semaphore = Semaphore::new(4);
         /// assert_eq!(LIMIT.available_permits(), 4);
         /// ```
         ///
-        /// ```should_panic
+        #[doc = crate::doc_fence!(should_panic)]
         /// let _ = parksema::Semaphore::new(parksema::Semaphore::MAX_PERMITS + 1);
         /// ```
         pub fn new(permits: usize) -> Semaphore {
@@ -174,7 +174,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     ///
     /// let sem = Semaphore::new(1);
@@ -197,7 +197,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::{Semaphore, TryAcquireError};
     ///
     /// let sem = Semaphore::new(1);
@@ -217,7 +217,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::{sync::Arc, thread};
     ///
@@ -239,7 +239,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::sync::Arc;
     ///
@@ -267,7 +267,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     ///
     /// let sem = Semaphore::new(0);
@@ -290,7 +290,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     ///
     /// let sem = Semaphore::new(Semaphore::MAX_PERMITS - 1);
@@ -338,7 +338,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::{sync::Arc, thread};
     ///
@@ -364,7 +364,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(1);
     /// assert!(!sem.is_closed());
     /// sem.close();
@@ -380,7 +380,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// let sem = parksema::Semaphore::new(2);
     /// let _p = sem.acquire().unwrap();
     /// assert_eq!(sem.available_permits(), 1);
@@ -395,7 +395,7 @@ impl Semaphore {
     ///
     /// # Examples
     ///
-    /// ```
+    #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
     /// use std::{sync::Arc, thread};
     ///
@@ -599,6 +599,7 @@ impl fmt::Debug for Semaphore {
     }
 }
 
-// The real build keeps the semaphore to one word; the flawed build adds a field.
-#[cfg(not(feature = "broken_sema"))]
+// The real build keeps the semaphore to one word; the flawed build adds a field, and the
+// checkers' atomics carry their own bookkeeping.
+#[cfg(not(any(feature = "broken_sema", feature = "loom", feature = "shuttle")))]
 const _: () = assert!(size_of::<Semaphore>() == size_of::<usize>());

@@ -1,11 +1,32 @@
-//! The backend switch: the only place in the library that names std atomics or
-//! `parking_lot_core`.
+//! The backend switch: the only place in the library that names std atomics,
+//! `parking_lot_core`, loom or shuttle.
 //!
 //! `semaphore.rs` imports everything it needs for synchronization from here, so the same
-//! state machine can later be compiled against a model checker's atomics and a mocked park
-//! table by adding a sibling of `real.rs` and selecting it in this file, without touching
-//! the state machine.
+//! state machine compiles unchanged against:
+//!
+//! - `real.rs` (default): std atomics and `parking_lot_core` 0.10;
+//! - `mock.rs` (features `loom` or `shuttle`): the checker's atomics and a mocked park table
+//!   with `parking_lot_core`'s signatures and contract.
+//!
+//! [`model`] gives the verification suite's scenario bodies the matching threads, `Arc` and
+//! atomics, so one body runs under every build.
 
+#[cfg(all(feature = "loom", feature = "shuttle"))]
+compile_error!(
+    "the `loom` and `shuttle` features are mutually exclusive: each replaces the semaphore's \
+     atomics and park table with its own checker's; enable one at a time"
+);
+
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
 mod real;
-
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
 pub(crate) use real::*;
+
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+mod checker;
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+mod mock;
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub(crate) use mock::*;
+
+pub mod model;

@@ -1,0 +1,79 @@
+//! What the verification suite's scenario bodies use to spawn threads and share data, so that
+//! one body runs under every build: std threads in the real build, the checker's threads
+//! under `loom` or `shuttle`. Not part of the semaphore's API.
+
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
+pub use std::{
+    sync::Arc,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    thread,
+};
+
+#[cfg(feature = "loom")]
+pub use loom::{
+    sync::Arc,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    thread,
+};
+
+#[cfg(all(feature = "shuttle", not(feature = "loom")))]
+pub use shuttle::{
+    sync::Arc,
+    sync::atomic::{AtomicBool, AtomicUsize, Ordering},
+    thread,
+};
+
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub use super::mock::{advance_clock, now};
+
+#[cfg(feature = "loom")]
+type Inner<T> = loom::cell::UnsafeCell<T>;
+
+/// The std cell behind [`SharedCell`] outside loom, with loom's access methods.
+#[cfg(not(feature = "loom"))]
+#[derive(Debug)]
+struct Inner<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(feature = "loom"))]
+impl<T> Inner<T> {
+    fn new(value: T) -> Self {
+        Inner(std::cell::UnsafeCell::new(value))
+    }
+
+    fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// Data shared between threads without synchronization of its own, protected only by a
+/// semaphore's permit. Under loom every access is tracked, so a missing happens-before edge
+/// between two holders is reported as a causality violation (a data race).
+#[derive(Debug)]
+pub struct SharedCell<T>(Inner<T>);
+
+// SAFETY: a `SharedCell` is only accessed through `with`/`with_mut`, whose callers promise
+// that accesses do not overlap (in the scenarios: only a permit holder touches it). Checking
+// that promise is the point of the cell: loom reports any access that is not ordered by
+// happens-before.
+unsafe impl<T: Send> Sync for SharedCell<T> {}
+
+impl<T> SharedCell<T> {
+    /// A cell holding `value`.
+    pub fn new(value: T) -> Self {
+        SharedCell(Inner::new(value))
+    }
+
+    /// Reads through a shared pointer.
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        self.0.with(f)
+    }
+
+    /// Writes through an exclusive pointer.
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        self.0.with_mut(f)
+    }
+}
