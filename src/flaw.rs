@@ -26,8 +26,18 @@ pub enum Flaw {
     /// wakeup.
     ///
     /// Caught by: the stress scenario `wakes_every_parked_thread`, as an in-process
-    /// watchdog stall report (the process exits with `watchdog::STALL_EXIT_CODE`).
+    /// watchdog stall report (the process exits with `watchdog::STALL_EXIT_CODE`); loom's
+    /// deadlock report in the model `wakes_every_waiter`; shuttle's deadlock report.
     LostWaiters,
+
+    /// Acquire's successful CAS and release's add use `Relaxed` instead of `Acquire` and
+    /// `Release`: the count stays exact, but a holder's writes no longer happen-before the
+    /// next holder's reads.
+    ///
+    /// Caught by: loom's model `visibility` (a causality violation on the data the permit
+    /// protects). Shuttle cannot see it (it runs every atomic as `SeqCst`), nor can stress
+    /// tests on x86-64 (every locked read-modify-write is a full barrier there).
+    RelaxedOrdering,
 }
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; spin once, then write
@@ -44,6 +54,11 @@ pub(crate) fn over_issue_take(
     // Acquire: pairs with the Release of the add that put the permit into the word.
     state.swap(taken, Ordering::Acquire);
     Ok(seen)
+}
+
+/// The [`Flaw::RelaxedOrdering`] ordering for the permit-transferring CASes.
+pub(crate) fn relaxed_ordering() -> Ordering {
+    Ordering::Relaxed
 }
 
 /// The [`Flaw::LostWaiters`] decision: `WAITERS` is cleared after every unpark, whether or

@@ -315,7 +315,7 @@ impl Semaphore {
             match self.state.compare_exchange_weak(
                 s,
                 s + n * ONE,
-                Ordering::Release,
+                self.permit_ordering(Ordering::Release),
                 Ordering::Relaxed,
             ) {
                 Ok(_) => break,
@@ -450,8 +450,23 @@ impl Semaphore {
         }
         // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permit
         // into the word, so the previous holder's writes happen-before this holder's.
-        self.state
-            .compare_exchange_weak(s, s - ONE, Ordering::Acquire, Ordering::Relaxed)
+        self.state.compare_exchange_weak(
+            s,
+            s - ONE,
+            self.permit_ordering(Ordering::Acquire),
+            Ordering::Relaxed,
+        )
+    }
+
+    /// The ordering of a CAS that moves a permit: `correct`, unless this semaphore runs with
+    /// the `RelaxedOrdering` flaw.
+    #[inline(always)]
+    fn permit_ordering(&self, correct: Ordering) -> Ordering {
+        #[cfg(feature = "broken_sema")]
+        if self.flaw == Some(Flaw::RelaxedOrdering) {
+            return flaw::relaxed_ordering();
+        }
+        correct
     }
 
     /// Takes one permit if one is available now.

@@ -1,0 +1,2 @@
+#![cfg(feature = "shuttle")]
+//! Shuttle tests (being written).
