@@ -92,10 +92,13 @@ fn outcome(run: &ChildRun) -> String {
 }
 
 /// Every scenario against every flaw: prints the checks-by-flaws matrix of this machine and
-/// this build (the README's comes from it) and fails if any flaw goes uncaught by all.
+/// this build (the README's comes from it) and fails if a flaw that real threads can show
+/// goes uncaught by all. `RelaxedOrdering` is run and reported but not required: on x86-64
+/// every locked read-modify-write is a full barrier, so weakening the orderings changes
+/// nothing the hardware does (loom's model `visibility` is the check that catches it).
 #[test]
 fn catches_every_flaw_somewhere() {
-    for flaw in ["OverIssue", "LostWaiters"] {
+    for flaw in ["OverIssue", "LostWaiters", "RelaxedOrdering"] {
         let mut caught = 0;
         for scenario in SCENARIOS {
             let run = run_child(scenario, flaw);
@@ -108,6 +111,8 @@ fn catches_every_flaw_somewhere() {
                 outcome(&run)
             );
         }
-        assert!(caught > 0, "no scenario caught {flaw}");
+        if flaw != "RelaxedOrdering" {
+            assert!(caught > 0, "no scenario caught {flaw}");
+        }
     }
 }

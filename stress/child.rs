@@ -44,13 +44,11 @@ fn build_named(flaw: &str) -> Build {
     match flaw {
         "none" => Build::CORRECT,
         #[cfg(feature = "broken_sema")]
-        "OverIssue" => Build {
-            flaw: Some(parksema::Flaw::OverIssue),
-        },
+        "OverIssue" => Build::flawed(parksema::Flaw::OverIssue),
         #[cfg(feature = "broken_sema")]
-        "LostWaiters" => Build {
-            flaw: Some(parksema::Flaw::LostWaiters),
-        },
+        "LostWaiters" => Build::flawed(parksema::Flaw::LostWaiters),
+        #[cfg(feature = "broken_sema")]
+        "RelaxedOrdering" => Build::flawed(parksema::Flaw::RelaxedOrdering),
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

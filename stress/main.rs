@@ -14,6 +14,8 @@
 
 mod child;
 mod scenarios;
+#[path = "../models/scenarios.rs"]
+mod shared;
 mod support;
 
 #[cfg(feature = "broken_sema")]
@@ -82,4 +84,75 @@ fn close_during_traffic() {
 #[test]
 fn holder_panics_returns_permit() {
     println!("{}", scenarios::holder_panics(Build::CORRECT));
+}
+
+/// Runs a scenario shared with the model checkers `rounds` times on real threads, under the
+/// watchdog: each round reports progress, so a round that hangs (a lost wakeup) becomes a
+/// stall report naming the scenario.
+fn repeat(name: &str, rounds: usize, body: impl Fn()) {
+    let wd = watchdog::Watchdog::arm(
+        format!("shared scenario {name}"),
+        watchdog::stall_limit(support::STALL),
+    );
+    let w = wd.worker("rounds");
+    for _ in 0..rounds {
+        w.op("round");
+        body();
+    }
+}
+
+/// Rounds of the shared scenarios on real threads: each round spawns its threads afresh, so
+/// the races at start-up (the ones loom and shuttle explore) happen thousands of times. In
+/// release builds 2 000 rounds of the small scenarios take about a second here; debug builds
+/// run a tenth.
+const ROUNDS: usize = PER_THREAD / 10;
+
+#[test]
+fn shared_mutual_exclusion() {
+    repeat("mutual_exclusion", ROUNDS / 10, || {
+        shared::mutual_exclusion(Build::CORRECT, 1, 8, 100);
+        shared::mutual_exclusion(Build::CORRECT, 3, 8, 100);
+    });
+}
+
+#[test]
+fn shared_waiters_bit_races() {
+    repeat("waiters_bit_races", ROUNDS, || {
+        shared::waiters_bit_races(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_wakes_every_waiter() {
+    repeat("wakes_every_waiter", ROUNDS / 4, || {
+        shared::wakes_every_waiter(Build::CORRECT, 8)
+    });
+}
+
+#[test]
+fn shared_two_semaphores_share_bucket() {
+    repeat("two_semaphores_share_bucket", ROUNDS, || {
+        shared::two_semaphores_share_bucket(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_close_races() {
+    repeat("close_races", ROUNDS, || {
+        shared::close_races(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_try_acquire_races() {
+    repeat("try_acquire_races", ROUNDS, || {
+        shared::try_acquire_races(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_visibility() {
+    repeat("visibility", ROUNDS, || {
+        shared::visibility(Build::CORRECT, 4)
+    });
 }
