@@ -11,7 +11,9 @@ use crate::Semaphore;
 /// # Panics
 ///
 /// Dropping it panics if the semaphore already holds [`Semaphore::MAX_PERMITS`] (only
-/// possible after [`Semaphore::add_permits`] filled it while this permit was out).
+/// possible after [`Semaphore::add_permits`] filled it while this permit was out), unless the
+/// thread is already unwinding: a second panic would abort the process, so then the permit
+/// is dropped and the count stays at its maximum.
 ///
 /// # Examples
 ///
@@ -61,7 +63,7 @@ impl<'a> Permit<'a> {
 
 impl Drop for Permit<'_> {
     fn drop(&mut self) {
-        self.sem.add_permits(self.permits);
+        self.sem.release_from_guard(self.permits);
     }
 }
 
@@ -79,7 +81,7 @@ impl fmt::Debug for Permit<'_> {
 /// # Panics
 ///
 /// As [`Permit`]: dropping it panics if the semaphore already holds
-/// [`Semaphore::MAX_PERMITS`].
+/// [`Semaphore::MAX_PERMITS`], unless the thread is already unwinding.
 ///
 /// # Examples
 ///
@@ -138,7 +140,7 @@ impl OwnedPermit {
 
 impl Drop for OwnedPermit {
     fn drop(&mut self) {
-        self.sem.add_permits(self.permits);
+        self.sem.release_from_guard(self.permits);
     }
 }
 

@@ -328,6 +328,17 @@ impl Semaphore {
         Ok(())
     }
 
+    /// Returns `n` permits from a dropped guard: as [`add_permits`](Semaphore::add_permits),
+    /// except while this thread is already unwinding, where a second panic would abort the
+    /// process; then the refused permits are dropped and the count stays at its maximum.
+    pub(crate) fn release_from_guard(&self, n: usize) {
+        if let Err(e) = self.try_add_permits(n)
+            && !std::thread::panicking()
+        {
+            panic!("{e}");
+        }
+    }
+
     /// Closes the semaphore: every parked and every future [`acquire`](Semaphore::acquire)
     /// returns [`AcquireError`], and [`try_acquire`](Semaphore::try_acquire) returns
     /// [`TryAcquireError::Closed`]. Permits still held may be returned as usual. Closing

@@ -111,6 +111,21 @@ fn returning_a_permit_to_a_full_semaphore_panics() {
 }
 
 #[test]
+fn a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
+    // Two permits out, the semaphore filled up behind them, then a panic: both guards drop
+    // while unwinding into a full semaphore. A second panic there would abort the process.
+    let sem = Semaphore::new(2);
+    let msg = panic_message(|| {
+        let _a = sem.acquire().unwrap();
+        let _b = sem.acquire().unwrap();
+        sem.add_permits(Semaphore::MAX_PERMITS);
+        panic!("first panic");
+    });
+    assert_eq!(msg, "first panic");
+    assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+}
+
+#[test]
 fn forget_keeps_the_permit_out() {
     let sem = Semaphore::new(3);
     sem.acquire().unwrap().forget();

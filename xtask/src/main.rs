@@ -1,17 +1,25 @@
 //! Project automation, run as `cargo xtask <command>` (an alias in `.cargo/config.toml`).
 //!
-//! - `verify`: the verification suite as it stands. One release build with the
-//!   `broken_sema` feature runs every test: the stress scenarios at seed 000's sizes against
-//!   the correct semaphore, and the catch tests that run them against each deliberate flaw
-//!   and print the checks-by-flaws matrix. It runs under the `watchdog` supervisor, so a
-//!   hang anywhere (even one the in-process watchdog cannot see, such as a hung build) ends
-//!   as a stall report with backtraces instead of a stuck job.
+//! - `verify`: the verification suite as it stands, in three builds, each with the
+//!   `broken_sema` feature so that every check runs against the correct semaphore and is
+//!   shown to catch each deliberate flaw:
+//!   - real: a release build; the stress scenarios at seed 000's sizes, the shared scenarios
+//!     on real threads, and the real-thread catch tests, which print the checks-by-flaws
+//!     matrix;
+//!   - loom: every model of `models/loom.rs` (bounds and costs are in that file) and its
+//!     catch tests;
+//!   - shuttle: `models/shuttle.rs` under the random and PCT schedulers, the replays, the
+//!     proptest-generated programs, and its catch tests.
+//!
+//!   Each runs under the `watchdog` supervisor, so a hang anywhere (even one the in-process
+//!   watchdog cannot see, such as a hung build or a loom model that never ends) becomes a
+//!   stall report with backtraces instead of a stuck job.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser, Debug)]
 #[command(about = "parksema project automation")]
@@ -22,19 +30,75 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Task {
-    /// Run the verification suite: full-size stress tests and every catch test, in release.
+    /// Run the verification suite: real threads, loom and shuttle, each with every catch test.
     Verify {
         /// Seconds without output after which the supervisor reports a stall. The longest
-        /// quiet stretch seen is a release build of the test binaries (under a minute on 2
-        /// cores); 300 s leaves room for a slower machine.
+        /// quiet stretches seen are a release build of the test binaries and the largest loom
+        /// model (each under a minute on 2 cores); 300 s leaves room for a slower machine.
         #[arg(long, default_value_t = 300)]
         stall: u64,
+        /// Run only these builds (repeatable); all three by default.
+        #[arg(long = "build", value_enum)]
+        builds: Vec<Build>,
     },
+}
+
+/// One of the three ways the state machine is compiled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum Build {
+    /// Real `parking_lot_core`, real threads.
+    Real,
+    /// Loom's atomics and the mocked park table.
+    Loom,
+    /// Shuttle's atomics and the mocked park table.
+    Shuttle,
+}
+
+impl Build {
+    /// The `cargo test` arguments that run this build's checks.
+    fn cargo_test_args(self) -> &'static [&'static str] {
+        match self {
+            // One test thread: the stress scenarios start up to 33 threads each and are meant
+            // to contend with themselves, and the summaries and the matrix print in order.
+            Build::Real => &[
+                "test",
+                "--release",
+                "--features",
+                "broken_sema",
+                "--",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ],
+            // The test profile: debug assertions on, dependencies (loom) optimized.
+            Build::Loom => &[
+                "test",
+                "--features",
+                "loom,broken_sema",
+                "--",
+                "--nocapture",
+            ],
+            Build::Shuttle => &[
+                "test",
+                "--features",
+                "shuttle,broken_sema",
+                "--",
+                "--nocapture",
+            ],
+        }
+    }
 }
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Task::Verify { stall } => verify(stall),
+        Task::Verify { stall, builds } => {
+            let builds = if builds.is_empty() {
+                vec![Build::Real, Build::Loom, Build::Shuttle]
+            } else {
+                builds
+            };
+            verify(stall, &builds)
+        }
     }
 }
 
@@ -58,7 +122,7 @@ fn run(cmd: &mut Command) -> bool {
     }
 }
 
-fn verify(stall: u64) -> ExitCode {
+fn verify(stall: u64, builds: &[Build]) -> ExitCode {
     let root = workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let start = Instant::now();
@@ -79,21 +143,34 @@ fn verify(stall: u64) -> ExitCode {
         .unwrap_or_else(|| root.join("target"));
     let supervisor = target.join("release").join("watchdog");
 
-    // One test thread: the stress scenarios each start up to 33 threads and are meant to
-    // contend with themselves, and the summaries and the matrix print in order.
-    let ok = run(Command::new(&supervisor)
-        .current_dir(&root)
-        .args(["--stall", &stall.to_string(), "--"])
-        .arg(&cargo)
-        .args(["test", "--release", "--features", "broken_sema"])
-        .args(["--", "--nocapture", "--test-threads", "1"]));
+    let mut failed = Vec::new();
+    for &build in builds {
+        let step = Instant::now();
+        let ok = run(Command::new(&supervisor)
+            .current_dir(&root)
+            .args(["--stall", &stall.to_string(), "--"])
+            .arg(&cargo)
+            .args(build.cargo_test_args()));
+        eprintln!(
+            "xtask: {build:?} build {} in {:.1} s",
+            if ok { "passed" } else { "FAILED" },
+            step.elapsed().as_secs_f64()
+        );
+        if !ok {
+            failed.push(build);
+        }
+    }
 
     eprintln!(
         "xtask: verify {} in {:.1} s",
-        if ok { "passed" } else { "FAILED" },
+        if failed.is_empty() {
+            "passed".to_string()
+        } else {
+            format!("FAILED ({failed:?})")
+        },
         start.elapsed().as_secs_f64()
     );
-    if ok {
+    if failed.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
