@@ -113,10 +113,19 @@ fn run_threads<T: Send + 'static>(
 
 /// Joins every handle, then re-raises the first panic with its own message.
 fn join<T>(handles: Vec<thread::JoinHandle<T>>) -> Vec<T> {
+    results_or_first_panic(handles.into_iter().map(|h| h.join()))
+}
+
+/// The values of `joined` (threads' results, in order), or the first panic among them
+/// re-raised with its own message once all are in, so a worker's violated property is what
+/// the test reports.
+pub(crate) fn results_or_first_panic<T>(
+    joined: impl IntoIterator<Item = std::thread::Result<T>>,
+) -> Vec<T> {
     let mut results = Vec::new();
     let mut first_panic = None;
-    for h in handles {
-        match h.join() {
+    for result in joined {
+        match result {
             Ok(v) => results.push(v),
             Err(payload) => {
                 first_panic.get_or_insert(payload);

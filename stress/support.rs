@@ -3,7 +3,6 @@
 //! counter that detects over-issue (`Holders`) come from the scenarios shared with the
 //! model checkers.
 
-use std::any::Any;
 use std::sync::Arc;
 use std::thread::ScopedJoinHandle;
 use std::time::Duration;
@@ -44,20 +43,7 @@ pub(crate) fn describe(sem: &Semaphore) -> String {
 /// Joins every handle, then re-raises the first panic with its own message, so a worker's
 /// violated property is what the test reports.
 pub(crate) fn join_all<T>(handles: Vec<ScopedJoinHandle<'_, T>>) -> Vec<T> {
-    let mut results = Vec::with_capacity(handles.len());
-    let mut first_panic: Option<Box<dyn Any + Send>> = None;
-    for h in handles {
-        match h.join() {
-            Ok(v) => results.push(v),
-            Err(payload) => {
-                first_panic.get_or_insert(payload);
-            }
-        }
-    }
-    if let Some(payload) = first_panic {
-        std::panic::resume_unwind(payload);
-    }
-    results
+    crate::shared::results_or_first_panic(handles.into_iter().map(|h| h.join()))
 }
 
 /// A small deterministic generator (xorshift64*), one per thread, so that each run's
