@@ -324,3 +324,62 @@ pub(crate) fn visibility(build: Build, threads: usize) {
         "lost update under the permit: {count} of {threads}"
     );
 }
+
+/// (h) `close` publishes: a thread writes data that is not atomic, then closes; observers
+/// look once each, with `try_acquire`, `is_closed` and a blocking `acquire`, and read the data
+/// when they see the semaphore closed. Nothing orders those reads after the write except `close`'s
+/// Release and the Acquire an observer runs when it sees `CLOSED`, so under loom a missing
+/// edge is a reported causality violation. (A parked acquirer would also be ordered by the
+/// park table's lock, which is why the observers do not park; they look once rather than
+/// poll, since loom explores every point at which they can look.)
+pub(crate) fn close_publishes(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let data = Arc::new(SharedCell::new(0u32));
+    let closer = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        thread::spawn(move || {
+            // SAFETY: no other thread reads `data` before it observes the close that follows.
+            data.with_mut(|d| unsafe { *d = 42 });
+            sem.close();
+        })
+    };
+    let poller = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        thread::spawn(move || {
+            // SAFETY: the close happened-before this read (what loom checks).
+            sem.is_closed().then(|| data.with(|d| unsafe { *d }))
+        })
+    };
+    // A blocking acquirer: it parks if it comes before the close (then the park table's lock
+    // orders it too), and fails at once if it comes after (then only the Acquire does).
+    let acquirer = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        thread::spawn(move || {
+            let refused = sem.acquire().is_err();
+            assert!(refused, "a permit appeared in a semaphore nobody adds to");
+            // SAFETY: as above.
+            data.with(|d| unsafe { *d })
+        })
+    };
+    let seen = match sem.try_acquire() {
+        // SAFETY: as above.
+        Err(parksema::TryAcquireError::Closed) => Some(data.with(|d| unsafe { *d })),
+        Err(parksema::TryAcquireError::NoPermits) => None,
+        Ok(_) => panic!("a permit appeared in a semaphore nobody adds to"),
+    };
+    assert!(
+        seen.is_none_or(|v| v == 42),
+        "try_acquire saw the close but not the write before it"
+    );
+    let polled = join(vec![poller]);
+    assert!(
+        polled[0].is_none_or(|v| v == 42),
+        "is_closed saw the close but not the write before it"
+    );
+    assert_eq!(
+        join(vec![acquirer]),
+        [42],
+        "acquire failed on the close but did not see the write before it"
+    );
+    join(vec![closer]);
+}

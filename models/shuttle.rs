@@ -107,6 +107,14 @@ fn try_acquire_races() {
 }
 
 #[test]
+fn close_publishes() {
+    // 20 000 + 20 000 iterations.
+    check("close_publishes", 20000, || {
+        scenarios::close_publishes(Build::CORRECT)
+    });
+}
+
+#[test]
 fn visibility() {
     // 20 000 + 20 000 iterations: under 3 s.
     check("visibility", 20000, || {

@@ -156,3 +156,10 @@ fn shared_visibility() {
         shared::visibility(Build::CORRECT, 4)
     });
 }
+
+#[test]
+fn shared_close_publishes() {
+    repeat("close_publishes", ROUNDS, || {
+        shared::close_publishes(Build::CORRECT)
+    });
+}
