@@ -628,10 +628,21 @@ fn api_matches_the_model() {
         ..ProptestConfig::default()
     };
     let seen = Seen::default();
+    // A case only calls a blocking `acquire` when the model says it cannot park; if the
+    // semaphore disagrees (a bug, or a mutant) it would park forever. The watchdog turns
+    // that into a failure: no case for 10 s ends the process with its stall report.
+    let dog = watchdog::Watchdog::arm(
+        "props::api_matches_the_model",
+        watchdog::stall_limit(std::time::Duration::from_secs(10)),
+    );
+    let cases = dog.worker("cases");
     let mut runner = TestRunner::new(config);
     let result = runner.run(
         &(initial_count(), prop::collection::vec(op(), 1..64)),
-        |(initial, ops)| run_case(initial, &ops, &seen),
+        |(initial, ops)| {
+            cases.op("case");
+            run_case(initial, &ops, &seen)
+        },
     );
     if let Err(e) = result {
         panic!("{e}\n{runner}");

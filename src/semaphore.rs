@@ -16,13 +16,15 @@ use crate::sync::{
 #[cfg(feature = "broken_sema")]
 use crate::flaw::{self, Flaw};
 
+// The flags are written as literals, not shifts: `1 << 0` and `1 >> 0` are the same number,
+// so a shift here would only give `cargo mutants` an equivalent mutant to report.
+
 /// Some thread is parked, or is about to park, on this semaphore.
-const WAITERS: usize = 1 << 0;
+const WAITERS: usize = 0b001;
 /// The semaphore is closed.
-const CLOSED: usize = 1 << 1;
-/// Reserved so that `MAX_PERMITS` never changes when a flag is added. Never set.
-#[allow(dead_code)]
-const RESERVED: usize = 1 << 2;
+const CLOSED: usize = 0b010;
+/// Bit 0b100 is reserved so that `MAX_PERMITS` never changes when a flag is added. It is
+/// never set; `FLAG_BITS` counts it.
 /// The number of flag bits below the permit count.
 const FLAG_BITS: u32 = 3;
 /// One permit, as it is counted in the state word.

@@ -9,6 +9,17 @@ use std::sync::Arc;
 
 use parksema::{OwnedPermit, Permit, Semaphore, TryAcquireError};
 
+/// Arms the watchdog for a test that takes permits with a blocking `acquire`: if the
+/// semaphore wrongly parks it (a bug, or a mutant under `cargo mutants`), the process ends
+/// with the watchdog's stall report after 10 s instead of hanging. The tests take
+/// milliseconds, so 10 s without finishing is a hang.
+fn hang_guard(test: &str) -> watchdog::Watchdog {
+    watchdog::Watchdog::arm(
+        format!("api::{test}"),
+        watchdog::stall_limit(std::time::Duration::from_secs(10)),
+    )
+}
+
 /// The panic message of `f`, which must panic.
 fn panic_message(f: impl FnOnce()) -> String {
     let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a panic");
@@ -45,6 +56,7 @@ fn new_accepts_max_and_refuses_more() {
 
 #[test]
 fn acquire_and_try_acquire_count_permits() {
+    let _guard = hang_guard("acquire_and_try_acquire_count_permits");
     let sem = Semaphore::new(2);
     let a = sem.acquire().unwrap();
     let b = sem.try_acquire().unwrap();
@@ -102,6 +114,7 @@ fn add_zero_permits_changes_nothing() {
 
 #[test]
 fn returning_a_permit_to_a_full_semaphore_panics() {
+    let _guard = hang_guard("returning_a_permit_to_a_full_semaphore_panics");
     let sem = Semaphore::new(1);
     let permit = sem.acquire().unwrap();
     sem.add_permits(Semaphore::MAX_PERMITS);
@@ -112,6 +125,7 @@ fn returning_a_permit_to_a_full_semaphore_panics() {
 
 #[test]
 fn a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
+    let _guard = hang_guard("a_full_semaphore_does_not_turn_unwinding_into_an_abort");
     // Two permits out, the semaphore filled up behind them, then a panic: both guards drop
     // while unwinding into a full semaphore. A second panic there would abort the process.
     let sem = Semaphore::new(2);
@@ -127,6 +141,7 @@ fn a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
 
 #[test]
 fn forget_keeps_the_permit_out() {
+    let _guard = hang_guard("forget_keeps_the_permit_out");
     let sem = Semaphore::new(3);
     sem.acquire().unwrap().forget();
     sem.try_acquire().unwrap().forget();
@@ -141,6 +156,7 @@ fn forget_keeps_the_permit_out() {
 
 #[test]
 fn owned_permits_return_on_drop() {
+    let _guard = hang_guard("owned_permits_return_on_drop");
     let sem = Arc::new(Semaphore::new(1));
     let p = Arc::clone(&sem).acquire_owned().unwrap();
     assert_eq!(
@@ -155,6 +171,7 @@ fn owned_permits_return_on_drop() {
 
 #[test]
 fn permit_returns_during_unwinding() {
+    let _guard = hang_guard("permit_returns_during_unwinding");
     let sem = Semaphore::new(1);
     let msg = panic_message(|| {
         let _held = sem.acquire().unwrap();
@@ -166,6 +183,7 @@ fn permit_returns_during_unwinding() {
 
 #[test]
 fn close_refuses_even_with_permits_and_still_counts_returns() {
+    let _guard = hang_guard("close_refuses_even_with_permits_and_still_counts_returns");
     let sem = Semaphore::new(2);
     let held = sem.acquire().unwrap();
     assert!(!sem.is_closed());
@@ -194,6 +212,7 @@ fn close_refuses_even_with_permits_and_still_counts_returns() {
 
 #[test]
 fn debug_shows_permits_and_flags() {
+    let _guard = hang_guard("debug_shows_permits_and_flags");
     let sem = Semaphore::new(5);
     let text = format!("{sem:?}");
     assert!(
@@ -206,6 +225,18 @@ fn debug_shows_permits_and_flags() {
     let p = Semaphore::new(1);
     let held = p.acquire().unwrap();
     assert!(format!("{held:?}").starts_with("Permit { semaphore: Semaphore { permits: 0"));
+}
+
+#[test]
+fn owned_permit_debug_shows_its_semaphore() {
+    let _guard = hang_guard("owned_permit_debug_shows_its_semaphore");
+    let sem = Arc::new(Semaphore::new(2));
+    let held = Arc::clone(&sem).acquire_owned().unwrap();
+    let text = format!("{held:?}");
+    assert!(
+        text.starts_with("OwnedPermit { semaphore: Semaphore { permits: 1, waiters: false"),
+        "{text}"
+    );
 }
 
 #[test]
