@@ -220,6 +220,17 @@ pub(crate) fn wakes_every_waiter(build: Build, waiters: usize) {
     join(handles);
     assert_eq!(returned.load(Ordering::SeqCst), waiters, "lost wakeup");
     assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}
+
+/// Asserts that no `WAITERS` bit is left behind once every waiter has left: the unpark that
+/// took the last one must have cleared it, or every later release takes the slow path.
+fn assert_waiters_clear(sem: &Semaphore) {
+    let state = format!("{sem:?}");
+    assert!(
+        state.contains("waiters: false"),
+        "WAITERS left set with nobody parked: {state}"
+    );
 }
 
 /// (d) Two semaphores whose keys share the park table's bucket (under the mock every key

@@ -140,6 +140,13 @@ pub(crate) fn wakes_every_parked_thread(build: Build, waiters: usize) -> String 
         "threads still parked: {}",
         describe(&sem)
     );
+    // The unpark that took the last waiter must have cleared WAITERS, or every later
+    // release would take the slow path.
+    assert!(
+        format!("{sem:?}").contains("waiters: false"),
+        "WAITERS left set with nobody parked: {}",
+        describe(&sem)
+    );
     format!("waiters={waiters}: {returned} returned, permits left 0")
 }
 
