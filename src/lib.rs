@@ -128,3 +128,8 @@ pub use permit::{OwnedPermit, Permit};
 pub use semaphore::Semaphore;
 #[doc(hidden)]
 pub use sync::model as __model;
+
+/// The README's Rust example, compiled and run as a doc test in the real build.
+#[cfg(all(doctest, not(any(feature = "loom", feature = "shuttle"))))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
