@@ -138,6 +138,16 @@ pub(crate) fn results_or_first_panic<T>(
     results
 }
 
+/// The text of a panic payload (`panic!` with a literal gives a `&str`, with arguments a
+/// `String`); empty for any other payload.
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
 /// Asserts the semaphore ends with `expected` permits. More than that means a permit was
 /// handed out twice and both copies came back (an over-issue whose holders did not overlap
 /// in time); fewer means a permit was lost.

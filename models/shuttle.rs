@@ -174,11 +174,7 @@ mod replay {
     /// The panic message of `f`, which must panic.
     fn panic_message(f: impl FnOnce()) -> String {
         let payload = catch_unwind(AssertUnwindSafe(f)).expect_err("expected a failure");
-        payload
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-            .expect("a string panic message")
+        scenarios::panic_text(&*payload)
     }
 
     /// The schedule `catches_lost_waiters` printed when it first found the lost wakeup
@@ -388,14 +384,7 @@ mod programs {
             });
             match outcome {
                 Ok(()) => Ok(()),
-                Err(payload) => {
-                    let msg = payload
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default();
-                    Err(TestCaseError::fail(msg))
-                }
+                Err(payload) => Err(TestCaseError::fail(scenarios::panic_text(&*payload))),
             }
         });
         let Err(TestError::Fail(reason, minimal)) = result else {

@@ -544,7 +544,7 @@ pub(crate) fn holder_panics(build: Build) -> String {
         go_tx.send(()).expect("the holder waits for go");
         main.op("join");
         let payload = holder.join().expect_err("the holder panics");
-        let msg = payload.downcast_ref::<&str>().copied().unwrap_or_default();
+        let msg = crate::shared::panic_text(&*payload);
         assert_eq!(msg, "deliberate panic while holding a permit");
         waiter
             .join()
