@@ -41,18 +41,19 @@ pub enum Flaw {
 }
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; spin once, then write
-/// `taken` whatever the word holds now.
+/// `seen - one` (one permit fewer) whatever the word holds now. The subtraction is here, not
+/// in the state machine, so that mutating it is mutating a flaw (this file is not mutated).
 ///
 /// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
 /// lost update: the happens-before edge from the previous holder is kept.
 pub(crate) fn over_issue_take(
     state: &AtomicUsize,
     seen: usize,
-    taken: usize,
+    one: usize,
 ) -> Result<usize, usize> {
     spin_loop();
     // Acquire: pairs with the Release of the add that put the permit into the word.
-    state.swap(taken, Ordering::Acquire);
+    state.swap(seen - one, Ordering::Acquire);
     Ok(seen)
 }
 

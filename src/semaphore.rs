@@ -445,13 +445,17 @@ impl Semaphore {
     }
 
     /// Takes one permit or reports that the semaphore is closed, parking as long as needed.
+    ///
+    /// The fast path is `try_acquire`'s: a permit is taken with no spinning and no park-table
+    /// call whenever one is free. Sharing it leaves no separate fast-path test whose every
+    /// mutation only costs time.
     #[inline]
     fn acquire_one(&self) -> Result<(), AcquireError> {
-        let s = self.state.load(Ordering::Relaxed);
-        if s >= ONE && s & CLOSED == 0 && self.take_one(s).is_ok() {
-            return Ok(());
+        match self.try_acquire_one() {
+            Ok(()) => Ok(()),
+            Err(TryAcquireError::Closed) => Err(AcquireError::new()),
+            Err(TryAcquireError::NoPermits) => self.acquire_slow(),
         }
-        self.acquire_slow()
     }
 
     /// Takes one permit if the state word is still `s`.
@@ -459,7 +463,7 @@ impl Semaphore {
     fn take_one(&self, s: usize) -> Result<usize, usize> {
         #[cfg(feature = "broken_sema")]
         if self.flaw == Some(Flaw::OverIssue) {
-            return flaw::over_issue_take(&self.state, s, s - ONE);
+            return flaw::over_issue_take(&self.state, s, ONE);
         }
         // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permit
         // into the word, so the previous holder's writes happen-before this holder's.
@@ -483,6 +487,7 @@ impl Semaphore {
     }
 
     /// Takes one permit if one is available now.
+    #[inline]
     fn try_acquire_one(&self) -> Result<(), TryAcquireError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
@@ -631,3 +636,95 @@ impl fmt::Debug for Semaphore {
 // checkers' atomics carry their own bookkeeping.
 #[cfg(not(any(feature = "broken_sema", feature = "loom", feature = "shuttle")))]
 const _: () = assert!(size_of::<Semaphore>() == size_of::<usize>());
+
+#[cfg(all(test, not(any(feature = "loom", feature = "shuttle"))))]
+mod tests {
+    //! What a call costs in the park table, seen through the real backend's test counters
+    //! (`sync::real::counted`): properties that no functional test observes, because a
+    //! spurious unpark only costs time.
+
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::thread;
+
+    use super::*;
+    use crate::sync::counted::{Counts, counts};
+
+    fn hang_guard(test: &str) -> watchdog::Watchdog {
+        watchdog::Watchdog::arm(
+            format!("semaphore::tests::{test}"),
+            watchdog::stall_limit(std::time::Duration::from_secs(10)),
+        )
+    }
+
+    fn wait_until(what: impl Fn() -> bool) {
+        while !what() {
+            thread::yield_now();
+        }
+    }
+
+    #[test]
+    fn nobody_waiting_means_no_park_table_call() {
+        let _guard = hang_guard("nobody_waiting_means_no_park_table_call");
+        let sem = Semaphore::new(0);
+        sem.add_permits(2);
+        sem.try_add_permits(1).unwrap();
+        drop(sem.acquire().unwrap());
+        drop(sem.try_acquire().unwrap());
+        sem.close();
+        sem.close();
+        assert_eq!(sem.available_permits(), 3);
+        assert_eq!(counts(sem.key()), Counts::default(), "{sem:?}");
+    }
+
+    #[test]
+    fn a_release_of_n_permits_wakes_at_most_n_threads() {
+        let _guard = hang_guard("a_release_of_n_permits_wakes_at_most_n_threads");
+        let sem = Semaphore::new(0);
+        let taken = AtomicUsize::new(0);
+        thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| {
+                    sem.acquire().unwrap().forget();
+                    taken.fetch_add(1, SeqCst);
+                });
+            }
+            wait_until(|| sem.parked_threads() == 3);
+            sem.add_permits(1);
+            // Once the permit is taken and everyone else is parked again, a thread woken
+            // in vain would have been counted.
+            wait_until(|| taken.load(SeqCst) == 1 && sem.parked_threads() == 2);
+            assert_eq!(counts(sem.key()).woken, 1, "one permit, one wake-up");
+            sem.add_permits(2);
+        });
+        assert_eq!(counts(sem.key()).woken, 3);
+        assert_eq!(sem.available_permits(), 0);
+    }
+
+    #[test]
+    fn close_wakes_every_parked_thread_once() {
+        let _guard = hang_guard("close_wakes_every_parked_thread_once");
+        let sem = Semaphore::new(0);
+        thread::scope(|s| {
+            for _ in 0..3 {
+                s.spawn(|| assert!(sem.acquire().is_err()));
+            }
+            wait_until(|| sem.parked_threads() == 3);
+            sem.close();
+        });
+        assert_eq!(counts(sem.key()).woken, 3);
+        assert_eq!(sem.state.load(Ordering::Relaxed), CLOSED, "WAITERS cleared, no permit");
+    }
+
+    #[cfg(feature = "broken_sema")]
+    #[test]
+    fn only_the_relaxed_ordering_flaw_weakens_permit_orderings() {
+        for flaw in [None, Some(Flaw::OverIssue), Some(Flaw::LostWaiters)] {
+            let sem = Semaphore::with_flaw(1, flaw);
+            assert_eq!(sem.permit_ordering(Ordering::Acquire), Ordering::Acquire, "{flaw:?}");
+            assert_eq!(sem.permit_ordering(Ordering::Release), Ordering::Release, "{flaw:?}");
+        }
+        let sem = Semaphore::with_flaw(1, Some(Flaw::RelaxedOrdering));
+        assert_eq!(sem.permit_ordering(Ordering::Acquire), Ordering::Relaxed);
+        assert_eq!(sem.permit_ordering(Ordering::Release), Ordering::Relaxed);
+    }
+}

@@ -1,9 +1,12 @@
 //! The real backend: std atomics and `parking_lot_core` 0.10, re-exported unchanged.
 
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, SpinWait, UnparkResult, park,
-    unpark_filter,
+    DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, SpinWait, UnparkResult,
 };
+#[cfg(not(test))]
+pub(crate) use parking_lot_core::{park, unpark_filter};
+#[cfg(test)]
+pub(crate) use counted::{park, unpark_filter};
 #[cfg(feature = "broken_sema")]
 pub(crate) use std::hint::spin_loop;
 pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
@@ -19,3 +22,78 @@ macro_rules! const_fn {
     };
 }
 pub(crate) use const_fn;
+
+/// The library's unit tests see the park table through counters, so they can assert what a
+/// call costs (a release with nobody waiting never enters the table; a release of n permits
+/// wakes at most n threads) — properties no functional test observes.
+#[cfg(test)]
+pub(crate) mod counted {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::time::Instant;
+
+    use parking_lot_core::{FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken};
+
+    /// What happened on one park-table key.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub(crate) struct Counts {
+        /// `unpark_filter` calls.
+        pub(crate) unpark_calls: usize,
+        /// `park` calls that returned because a thread was unparked.
+        pub(crate) woken: usize,
+    }
+
+    /// Counts per key; tests use their own semaphores, so their keys never collide while
+    /// they run.
+    static COUNTS: Mutex<Option<HashMap<usize, Counts>>> = Mutex::new(None);
+
+    fn record(key: usize, f: impl FnOnce(&mut Counts)) {
+        let mut map = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        f(map.get_or_insert_with(HashMap::new).entry(key).or_default());
+    }
+
+    /// The counts of `key` so far.
+    pub(crate) fn counts(key: usize) -> Counts {
+        let map = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        map.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or_default()
+    }
+
+    /// `parking_lot_core::park`, counted.
+    ///
+    /// # Safety
+    ///
+    /// As for `parking_lot_core::park`.
+    pub(crate) unsafe fn park(
+        key: usize,
+        validate: impl FnOnce() -> bool,
+        before_sleep: impl FnOnce(),
+        timed_out: impl FnOnce(usize, bool),
+        park_token: ParkToken,
+        timeout: Option<Instant>,
+    ) -> ParkResult {
+        // SAFETY: the caller upholds `park`'s contract; the arguments pass through unchanged.
+        let result = unsafe {
+            parking_lot_core::park(key, validate, before_sleep, timed_out, park_token, timeout)
+        };
+        if result.is_unparked() {
+            record(key, |c| c.woken += 1);
+        }
+        result
+    }
+
+    /// `parking_lot_core::unpark_filter`, counted.
+    ///
+    /// # Safety
+    ///
+    /// As for `parking_lot_core::unpark_filter`.
+    pub(crate) unsafe fn unpark_filter(
+        key: usize,
+        filter: impl FnMut(ParkToken) -> FilterOp,
+        callback: impl FnOnce(UnparkResult) -> UnparkToken,
+    ) -> UnparkResult {
+        record(key, |c| c.unpark_calls += 1);
+        // SAFETY: the caller upholds `unpark_filter`'s contract; the arguments pass through
+        // unchanged.
+        unsafe { parking_lot_core::unpark_filter(key, filter, callback) }
+    }
+}

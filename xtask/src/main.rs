@@ -14,12 +14,18 @@
 //!   Each runs under the `watchdog` supervisor, so a hang anywhere (even one the in-process
 //!   watchdog cannot see, such as a hung build or a loom model that never ends) becomes a
 //!   stall report with backtraces instead of a stuck job.
+//! - `mutants`: `cargo mutants` with the outcome recorded in `mutants/outcome.md`, or
+//!   (`--by-hand`) the mutants it cannot make, each run against its check
+//!   (`mutants/README.md` has the policy).
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+mod by_hand;
+mod mutants;
 
 #[derive(Parser, Debug)]
 #[command(about = "parksema project automation")]
@@ -40,6 +46,18 @@ enum Task {
         /// Run only these builds (repeatable); all three by default.
         #[arg(long = "build", value_enum)]
         builds: Vec<Build>,
+    },
+    /// Run `cargo mutants` (settings in `.cargo/mutants.toml`) and, when given no extra
+    /// arguments, record the outcome in `mutants/outcome.md`.
+    Mutants {
+        /// Instead, apply the mutants `cargo mutants` cannot make (orderings, literals,
+        /// arguments, method calls) and check that each is caught; writes
+        /// `mutants/by-hand.md`.
+        #[arg(long)]
+        by_hand: bool,
+        /// Extra arguments for `cargo mutants` (after `--`), e.g. `--in-diff changes.diff`.
+        #[arg(last = true)]
+        extra: Vec<String>,
     },
 }
 
@@ -99,6 +117,8 @@ fn main() -> ExitCode {
             };
             verify(stall, &builds)
         }
+        Task::Mutants { by_hand: true, .. } => mutants::by_hand(),
+        Task::Mutants { by_hand: false, extra } => mutants::cargo_mutants(&extra),
     }
 }
 

@@ -1,0 +1,10 @@
+//! Benchmarks of parksema against the semaphores a user would pick instead.
+//!
+//! `cargo xtask bench` runs the criterion micro-benchmarks (`benches/micro.rs`) and then the
+//! `parksema-bench` binary (contention matrix, wake latency, sizes), which writes the
+//! markdown report, the CSV files and the charts.
+
+pub mod contention;
+pub mod latency;
+pub mod peers;
+pub mod report;

@@ -1,0 +1,231 @@
+//! `parksema-bench`: the contention matrix, wake latency and sizes, written next to the
+//! criterion medians as one markdown report, CSV files and SVG charts.
+//!
+//! Run it through `cargo xtask bench` (which runs the criterion benchmarks first).
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Parser;
+use parksema_bench::contention::{self, Cell, Work};
+use parksema_bench::latency;
+use parksema_bench::peers::{AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex};
+use parksema_bench::report::{self, ContentionRow, LatencyRow, SizeRow};
+
+#[derive(Parser, Debug)]
+#[command(about = "Contention, wake-latency and size benchmarks of parksema against its peers")]
+struct Args {
+    /// A smoke run of a few seconds: two thread counts, no work, short cells. Its numbers
+    /// are not meant to be read.
+    #[arg(long)]
+    quick: bool,
+    /// Where the report, CSV files and charts go.
+    #[arg(long, default_value = "target/bench-report")]
+    out: PathBuf,
+    /// Criterion's output directory, read for the micro-benchmark table.
+    #[arg(long, default_value = "target/criterion")]
+    criterion: PathBuf,
+    /// Largest thread count of the contention matrix (powers of two from 1).
+    #[arg(long, default_value_t = 32)]
+    max_threads: usize,
+    /// Length of one contention cell, in milliseconds (default: 200, quick: 20).
+    #[arg(long)]
+    cell_ms: Option<u64>,
+    /// Runs per peer and cell; the median by throughput is reported (default: 3, quick: 1).
+    #[arg(long)]
+    reps: Option<usize>,
+}
+
+/// The peers of the contention matrix, in table order.
+const PEERS: [&str; 7] = [
+    <Parksema as Peer>::NAME,
+    <PosixSem as Peer>::NAME,
+    <CondvarSem as Peer>::NAME,
+    <RsEvents as Peer>::NAME,
+    <AsyncLock as Peer>::NAME,
+    <PlMutex as Peer>::NAME,
+    <StdMutex as Peer>::NAME,
+];
+
+fn measure<P: Peer>(cell: Cell, reps: usize) -> Option<ContentionRow> {
+    if P::ONE_PERMIT_ONLY && cell.permits != 1 {
+        return None;
+    }
+    let mut runs: Vec<contention::Outcome> = (0..reps).map(|_| contention::run::<P>(cell)).collect();
+    runs.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
+    let o = runs.swap_remove(runs.len() / 2);
+    let n = o.per_thread.len();
+    Some(ContentionRow {
+        threads: cell.threads,
+        permits: cell.permits,
+        hold_ns: cell.hold.nominal_ns,
+        between_ns: cell.between.nominal_ns,
+        peer: P::NAME.to_string(),
+        ops_per_sec: o.ops_per_sec,
+        thread_min: o.per_thread[0],
+        thread_median: o.per_thread[n / 2],
+        thread_max: o.per_thread[n - 1],
+        wait_p50_ns: o.wait_ns[0],
+        wait_p99_ns: o.wait_ns[1],
+        wait_p999_ns: o.wait_ns[2],
+        longest_streak: o.longest_streak,
+        cpu_ns_per_op: o.cpu_ns_per_op,
+    })
+}
+
+/// The (threads, permits) pairs: T in powers of two, P in {1, 2, T/2}, keeping P <= T.
+fn shapes(max_threads: usize, quick: bool) -> Vec<(usize, usize)> {
+    let ts: Vec<usize> = if quick {
+        vec![1, 4]
+    } else {
+        std::iter::successors(Some(1usize), |t| Some(t * 2)).take_while(|t| *t <= max_threads).collect()
+    };
+    let mut out = Vec::new();
+    for t in ts {
+        let mut ps = vec![1, 2, t / 2];
+        ps.retain(|p| *p >= 1 && *p <= t);
+        ps.sort_unstable();
+        ps.dedup();
+        out.extend(ps.into_iter().map(|p| (t, p)));
+    }
+    out
+}
+
+fn machine() -> String {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{cpu}, {cores} hardware threads available, Linux {}", kernel.trim())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let cell_ms = args.cell_ms.unwrap_or(if args.quick { 20 } else { 200 });
+    let reps = args.reps.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
+    fs::create_dir_all(&args.out)?;
+    let started = Instant::now();
+
+    // Sizes.
+    let sizes = vec![
+        SizeRow { peer: "parksema".into(), bytes: size_of::<parksema::Semaphore>(), note: "one word; waiters live in parking_lot_core's global table".into() },
+        SizeRow { peer: "sem_t".into(), bytes: size_of::<libc::sem_t>(), note: "glibc; must not move once initialized (boxed here)".into() },
+        SizeRow { peer: "Mutex+Condvar".into(), bytes: size_of::<CondvarSem>(), note: "std futex Mutex<usize> + Condvar".into() },
+        SizeRow { peer: "rsevents-extra".into(), bytes: size_of::<rsevents_extra::Semaphore>(), note: "counts are u16 (at most 65 535 permits)".into() },
+        SizeRow { peer: "async-lock".into(), bytes: size_of::<async_lock::Semaphore>(), note: "plus an event-listener allocation once anyone waits".into() },
+        SizeRow { peer: "parking_lot::Mutex".into(), bytes: size_of::<parking_lot::Mutex<()>>(), note: "one permit only".into() },
+        SizeRow { peer: "std::sync::Mutex".into(), bytes: size_of::<std::sync::Mutex<()>>(), note: "one permit only".into() },
+    ];
+
+    // Wake latency.
+    let (trips, lreps) = if args.quick { (2_000, 1) } else { (50_000, 5) };
+    eprintln!("wake latency: {trips} round trips x {lreps} runs per peer");
+    let latency = vec![
+        LatencyRow { peer: "parksema".into(), ns_per_wake: latency::ping_pong::<Parksema>(trips, lreps) },
+        LatencyRow { peer: "thread::park (floor)".into(), ns_per_wake: latency::ping_pong::<ParkFloor>(trips, lreps) },
+        LatencyRow { peer: "sem_t".into(), ns_per_wake: latency::ping_pong::<PosixSem>(trips, lreps) },
+        LatencyRow { peer: "Mutex+Condvar".into(), ns_per_wake: latency::ping_pong::<CondvarSem>(trips, lreps) },
+        LatencyRow { peer: "rsevents-extra".into(), ns_per_wake: latency::ping_pong::<RsEvents>(trips, lreps) },
+        LatencyRow { peer: "async-lock".into(), ns_per_wake: latency::ping_pong::<AsyncLock>(trips, lreps) },
+    ];
+
+    // Contention.
+    let works: Vec<Work> = if args.quick { vec![Work::NONE] } else { vec![Work::NONE, Work::calibrate(100), Work::calibrate(1_000)] };
+    let betweens: Vec<Work> = if args.quick { vec![Work::NONE] } else { vec![Work::NONE, Work::calibrate(1_000)] };
+    let shapes = shapes(args.max_threads, args.quick);
+    let total_cells = shapes.len() * works.len() * betweens.len();
+    eprintln!("contention: {total_cells} cells x up to {} peers x {reps} runs x {cell_ms} ms", PEERS.len());
+    let mut rows = Vec::new();
+    let mut done = 0;
+    for &(threads, permits) in &shapes {
+        for &hold in &works {
+            for &between in &betweens {
+                let cell = Cell { threads, permits, hold, between, duration: Duration::from_millis(cell_ms) };
+                rows.extend(measure::<Parksema>(cell, reps));
+                rows.extend(measure::<PosixSem>(cell, reps));
+                rows.extend(measure::<CondvarSem>(cell, reps));
+                rows.extend(measure::<RsEvents>(cell, reps));
+                rows.extend(measure::<AsyncLock>(cell, reps));
+                rows.extend(measure::<PlMutex>(cell, reps));
+                rows.extend(measure::<StdMutex>(cell, reps));
+                done += 1;
+                eprint!("\r  {done}/{total_cells} cells ({:.0} s)", started.elapsed().as_secs_f64());
+            }
+        }
+    }
+    eprintln!();
+
+    let micro = report::read_criterion(&args.criterion);
+    report::write_csv(&args.out.join("contention.csv"), &rows)?;
+    report::write_csv(&args.out.join("latency.csv"), &latency)?;
+    report::write_csv(&args.out.join("sizes.csv"), &sizes)?;
+    report::write_csv(&args.out.join("micro.csv"), &micro)?;
+
+    // Charts: throughput against threads, per permit shape and hold time, no work between.
+    let mut charts = Vec::new();
+    for &hold in &works {
+        for (label, file, pick) in [
+            ("P = 1", "p1", 0usize),
+            ("P = 2", "p2", 1),
+            ("P = T/2", "phalf", 2),
+        ] {
+            let name = format!("throughput-{file}-hold{}.svg", hold.nominal_ns);
+            let title = format!("{label}, hold {} ns, nothing between", hold.nominal_ns);
+            report::chart(&args.out.join(&name), &title, &rows, &PEERS, |r| {
+                r.hold_ns == hold.nominal_ns
+                    && r.between_ns == 0
+                    && match pick {
+                        0 => r.permits == 1,
+                        1 => r.permits == 2.min(r.threads),
+                        _ => r.permits == (r.threads / 2).max(1),
+                    }
+            })?;
+            charts.push(name);
+        }
+    }
+
+    let mut md = String::new();
+    let _ = writeln!(md, "# parksema benchmarks\n");
+    let _ = writeln!(md, "Machine: {}.", machine());
+    let _ = writeln!(
+        md,
+        "Mode: {}; contention cells of {cell_ms} ms, median of {reps} run(s) by throughput; total {:.0} s.\n",
+        if args.quick { "quick (smoke run: do not read the numbers)" } else { "full" },
+        started.elapsed().as_secs_f64()
+    );
+    let _ = writeln!(md, "## Uncontended (criterion)\n");
+    if micro.is_empty() {
+        let _ = writeln!(md, "No criterion results under `{}`: run `cargo xtask bench`.", args.criterion.display());
+    } else {
+        md.push_str(&report::micro_table(&micro, &PEERS));
+    }
+    let _ = writeln!(md, "\n## Wake latency (ping-pong through two empty semaphores; below 1 means parksema wakes faster)\n");
+    md.push_str(&report::latency_table(&latency));
+    let _ = writeln!(md, "\n## Size\n");
+    md.push_str(&report::size_table(&sizes));
+    let _ = writeln!(md, "\n## Contention: throughput, parksema ÷ peer (above 1 means parksema does more operations per second)\n");
+    let _ = writeln!(md, "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n");
+    md.push_str(&report::contention_table(&rows, &PEERS));
+    let _ = writeln!(md, "\n## Contention: every metric in selected cells\n");
+    let detail_hold = works.get(1).map_or(0, |w| w.nominal_ns);
+    for (t, p) in [(8, 1), (8, 4), (4, 1), (4, 2)] {
+        if let Some(table) = report::detail_table(&rows, t, p, detail_hold, 0) {
+            md.push_str(&table);
+            md.push('\n');
+        }
+    }
+    let _ = writeln!(md, "## Charts\n");
+    for c in &charts {
+        if args.out.join(c).exists() {
+            let _ = writeln!(md, "![{c}]({c})");
+        }
+    }
+    fs::write(args.out.join("report.md"), &md)?;
+    println!("{md}");
+    eprintln!("report, CSV files and charts in {}", args.out.display());
+    Ok(())
+}

@@ -1,0 +1,277 @@
+//! `cargo xtask mutants`: runs `cargo mutants` and records its outcome in `mutants/`, or
+//! (`--by-hand`) applies the mutants it cannot make and checks that each is caught.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::Instant;
+
+use serde::Deserialize;
+
+use crate::by_hand::{Check, MUTANTS};
+use crate::run;
+
+#[derive(Deserialize)]
+struct Outcomes {
+    outcomes: Vec<Outcome>,
+    total_mutants: usize,
+    missed: usize,
+    caught: usize,
+    timeout: usize,
+    unviable: usize,
+    start_time: String,
+    end_time: String,
+    cargo_mutants_version: String,
+}
+
+#[derive(Deserialize)]
+struct Outcome {
+    scenario: serde_json::Value,
+    summary: String,
+    phase_results: Vec<Phase>,
+}
+
+#[derive(Deserialize)]
+struct Phase {
+    duration: f64,
+}
+
+/// Runs `cargo mutants` with `extra` arguments; with none, records the outcome in
+/// `mutants/outcome.md`.
+pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
+    let root = crate::workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let start = Instant::now();
+    let ok = run(Command::new(&cargo).current_dir(&root).arg("mutants").args(extra));
+    let wall = start.elapsed().as_secs_f64();
+    let json = root.join("mutants.out").join("outcomes.json");
+    match fs::read_to_string(&json).map_err(|e| e.to_string()).and_then(|s| {
+        serde_json::from_str::<Outcomes>(&s).map_err(|e| e.to_string())
+    }) {
+        Ok(o) => {
+            let summary = summarize(&o, wall);
+            eprintln!("{summary}");
+            if extra.is_empty() {
+                let path = root.join("mutants").join("outcome.md");
+                if let Err(e) = fs::write(&path, summary) {
+                    eprintln!("xtask: could not write {}: {e}", path.display());
+                    return ExitCode::FAILURE;
+                }
+                eprintln!("xtask: recorded in {}", path.display());
+            }
+        }
+        Err(e) => eprintln!("xtask: no outcome to summarize in {}: {e}", json.display()),
+    }
+    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn summarize(o: &Outcomes, wall: f64) -> String {
+    let mut per_mutant: Vec<f64> = o
+        .outcomes
+        .iter()
+        .filter(|x| x.scenario != serde_json::Value::String("Baseline".into()))
+        .map(|x| x.phase_results.iter().map(|p| p.duration).sum())
+        .collect();
+    per_mutant.sort_by(f64::total_cmp);
+    let median = per_mutant.get(per_mutant.len() / 2).copied().unwrap_or(0.0);
+    let baseline: f64 = o
+        .outcomes
+        .iter()
+        .filter(|x| x.scenario == serde_json::Value::String("Baseline".into()))
+        .flat_map(|x| x.phase_results.iter().map(|p| p.duration))
+        .sum();
+    let mut s = String::new();
+    let _ = writeln!(s, "# Latest `cargo mutants` outcome\n");
+    let _ = writeln!(
+        s,
+        "Written by `cargo xtask mutants` (a plain `cargo mutants` run with the settings of \
+         `.cargo/mutants.toml`); cargo-mutants {}, {} to {}.\n",
+        o.cargo_mutants_version, o.start_time, o.end_time
+    );
+    let _ = writeln!(s, "| total | caught | missed | timeout | unviable |");
+    let _ = writeln!(s, "|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "| {} | {} | {} | {} | {} |\n",
+        o.total_mutants, o.caught, o.missed, o.timeout, o.unviable
+    );
+    let _ = writeln!(
+        s,
+        "Wall time {:.0} s ({:.1} min), of which the unmutated baseline (a clean build and \
+         one test run) {:.0} s; median per mutant {:.1} s (build + test), slowest {:.1} s.",
+        wall,
+        wall / 60.0,
+        baseline,
+        median,
+        per_mutant.last().copied().unwrap_or(0.0)
+    );
+    let missed: Vec<&Outcome> =
+        o.outcomes.iter().filter(|x| x.summary == "MissedMutant" || x.summary == "Timeout").collect();
+    if !missed.is_empty() {
+        let _ = writeln!(s, "\nNot caught:\n");
+        for m in missed {
+            let name = m.scenario.pointer("/Mutant/name").and_then(|v| v.as_str()).unwrap_or("?");
+            let _ = writeln!(s, "- {} ({})", name, m.summary);
+        }
+    }
+    s
+}
+
+/// Applies each hand-made mutant to a copy of the workspace and runs its check, which must
+/// fail; each check is first run on the unmutated copy, where it must pass. Writes
+/// `mutants/by-hand.md`.
+pub(crate) fn by_hand() -> ExitCode {
+    let root = crate::workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let work = root.join("target").join("by-hand");
+    let tree = work.join("tree");
+    let _ = fs::remove_dir_all(&tree);
+    if let Err(e) = copy_tree(&root, &tree) {
+        eprintln!("xtask: could not copy the workspace to {}: {e}", tree.display());
+        return ExitCode::FAILURE;
+    }
+    let target = work.join("target");
+    let check_run = |check: &Check| -> (bool, String, f64) {
+        let start = Instant::now();
+        eprintln!("xtask: cargo {}", check.args.join(" "));
+        let out = Command::new(&cargo)
+            .current_dir(&tree)
+            .env("CARGO_TARGET_DIR", &target)
+            .env("WATCHDOG_STALL_SECS", "10")
+            .args(check.args)
+            .stdin(Stdio::null())
+            .output();
+        let secs = start.elapsed().as_secs_f64();
+        match out {
+            Ok(out) => {
+                let text = format!(
+                    "{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                (out.status.success(), evidence(&text), secs)
+            }
+            Err(e) => (false, format!("could not start cargo: {e}"), secs),
+        }
+    };
+
+    let mut checks: Vec<Check> = Vec::new();
+    for m in MUTANTS {
+        if !checks.contains(&m.check) {
+            checks.push(m.check);
+        }
+    }
+    for check in &checks {
+        let (ok, why, secs) = check_run(check);
+        eprintln!("xtask: baseline {}: {} in {secs:.0} s", check.name, if ok { "passes" } else { "FAILS" });
+        if !ok {
+            eprintln!("xtask: the unmutated tree must pass {}: {why}", check.name);
+            return ExitCode::FAILURE;
+        }
+    }
+
+    let mut report = String::from(
+        "# Hand-made mutants\n\nWritten by `cargo xtask mutants --by-hand`: each mutant below \
+         is one that `cargo mutants` cannot generate (an ordering, a literal, an argument, a \
+         method call). It is applied to a copy of the workspace and its check, which passes \
+         on the unmutated copy, must fail.\n\n\
+         | mutant | check | result | seconds | first failure line |\n|---|---|---|---:|---|\n",
+    );
+    let mut missed = 0;
+    for m in MUTANTS {
+        let path = tree.join(m.file);
+        let original = match fs::read_to_string(&path) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("xtask: {}: {e}", m.file);
+                return ExitCode::FAILURE;
+            }
+        };
+        if original.matches(m.find).count() != 1 {
+            eprintln!("xtask: `{}` must occur exactly once in {} (mutant {})", m.find, m.file, m.id);
+            return ExitCode::FAILURE;
+        }
+        let write = |text: &str| fs::write(&path, text).expect("the copy is writable");
+        write(&original.replacen(m.find, m.replace, 1));
+        let (passed, why, secs) = check_run(&m.check);
+        write(&original);
+        if passed {
+            missed += 1;
+        }
+        let result = if passed { "**MISSED**" } else { "caught" };
+        eprintln!("xtask: {}: {result} by {} in {secs:.0} s", m.id, m.check.name);
+        let _ = writeln!(
+            report,
+            "| {} | {} | {result} | {secs:.0} | {} |",
+            m.id,
+            m.check.name,
+            why.replace('|', "\\|")
+        );
+    }
+    let _ = writeln!(
+        report,
+        "\n{} of {} caught. Seconds include the incremental build of the mutated crate.",
+        MUTANTS.len() - missed,
+        MUTANTS.len()
+    );
+    let path = root.join("mutants").join("by-hand.md");
+    if let Err(e) = fs::write(&path, report) {
+        eprintln!("xtask: could not write {}: {e}", path.display());
+        return ExitCode::FAILURE;
+    }
+    eprintln!("xtask: {} of {} hand-made mutants caught; report in {}", MUTANTS.len() - missed, MUTANTS.len(), path.display());
+    if missed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+/// The line of a failing run's output that best says why it failed: libtest's failure
+/// section when there is one (earlier "panicked at" lines may come from tests that expect a
+/// panic), else the whole output; marks are tried in order of how specific they are.
+fn evidence(output: &str) -> String {
+    const MARKS: [&str; 8] = [
+        "Causality violation",
+        "deadlock",
+        "stall",
+        "over-issue",
+        "permits lost",
+        "panicked at",
+        "error[",
+        "FAILED",
+    ];
+    let region = output.find("\nfailures:\n").map_or(output, |i| &output[i..]);
+    let lines: Vec<&str> = region.lines().collect();
+    for mark in MARKS {
+        if let Some(i) = lines.iter().position(|l| l.contains(mark)) {
+            // A panic location is followed by its message on the next line.
+            let next = if mark == "panicked at" { lines.get(i + 1).copied().unwrap_or("") } else { "" };
+            let text = format!("{} {}", lines[i].trim(), next.trim());
+            return text.trim().chars().take(160).collect();
+        }
+    }
+    lines
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.trim().chars().take(160).collect())
+        .unwrap_or_default()
+}
+
+/// Copies the workspace's sources (not `target/`, `.git/` or mutants output) to `to`.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == "target" || name == ".git" || name.starts_with("mutants.out") {
+            continue;
+        }
+        let dest: PathBuf = to.join(&*name);
+        if entry.file_type()?.is_dir() {
+            copy_tree(&entry.path(), &dest)?;
+        } else {
+            fs::copy(entry.path(), dest)?;
+        }
+    }
+    Ok(())
+}
