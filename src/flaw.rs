@@ -6,14 +6,14 @@
 //! the violated property named). A flaw that no check catches is a defect of the suite.
 //! The README's checks-by-flaws matrix says which check catches which flaw, and how fast.
 
-use crate::sync::{AtomicUsize, Ordering, UnparkResult, spin_loop};
+use crate::sync::{AtomicUsize, Ordering, UnparkResult, flaw_window};
 
 /// A deliberate flaw in the semaphore's protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Flaw {
-    /// Acquire loads the state, sees a permit, spins once, then stores the decremented value
-    /// instead of compare-exchanging it: a lost update. Two threads that load the same
+    /// Acquire loads the state, sees a permit, yields (a spin hint under the checkers), then
+    /// stores the decremented value instead of compare-exchanging it: a lost update. Two threads that load the same
     /// state both take "the" permit (over-issue), and a release or a `WAITERS` bit that
     /// lands between the load and the store is overwritten.
     ///
@@ -40,8 +40,9 @@ pub enum Flaw {
     RelaxedOrdering,
 }
 
-/// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; spin once, then write
-/// `seen - one` (one permit fewer) whatever the word holds now. The subtraction is here, not
+/// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
+/// (`sync::flaw_window`), then write `seen - one` (one permit fewer) whatever the word holds
+/// now. The subtraction is here, not
 /// in the state machine, so that mutating it is mutating a flaw (this file is not mutated).
 ///
 /// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
@@ -51,7 +52,7 @@ pub(crate) fn over_issue_take(
     seen: usize,
     one: usize,
 ) -> Result<usize, usize> {
-    spin_loop();
+    flaw_window();
     // Acquire: pairs with the Release of the add that put the permit into the word.
     state.swap(seen - one, Ordering::Acquire);
     Ok(seen)

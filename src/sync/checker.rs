@@ -2,7 +2,7 @@
 //! statics, under one set of names for `mock.rs` and `model.rs`.
 
 #[cfg(all(feature = "loom", feature = "broken_sema"))]
-pub(crate) use loom::hint::spin_loop;
+pub(crate) use loom::hint::spin_loop as flaw_window;
 #[cfg(feature = "loom")]
 pub(crate) use loom::{
     lazy_static,
@@ -12,7 +12,7 @@ pub(crate) use loom::{
 };
 
 #[cfg(all(feature = "shuttle", not(feature = "loom"), feature = "broken_sema"))]
-pub(crate) use shuttle::hint::spin_loop;
+pub(crate) use shuttle::hint::spin_loop as flaw_window;
 #[cfg(all(feature = "shuttle", not(feature = "loom")))]
 pub(crate) use shuttle::{
     lazy_static,

@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 use super::checker::{Mutex, lazy_static, thread, thread_local};
 
 #[cfg(feature = "broken_sema")]
-pub(crate) use super::checker::spin_loop;
+pub(crate) use super::checker::flaw_window;
 pub(crate) use super::checker::{AtomicUsize, Ordering, const_fn, fence};
 pub(crate) use parking_lot_core::{
     DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, UnparkResult,

@@ -7,8 +7,12 @@ pub(crate) use parking_lot_core::{
 pub(crate) use parking_lot_core::{park, unpark_filter};
 #[cfg(test)]
 pub(crate) use counted::{park, unpark_filter};
+/// The gap the `OverIssue` flaw leaves between its load and its store. On real threads it
+/// yields the CPU, so that another thread runs inside the gap often enough for the
+/// real-thread check to see the lost update within milliseconds even on two cores (a spin
+/// hint alone left it unseen in some debug-build runs on a loaded machine).
 #[cfg(feature = "broken_sema")]
-pub(crate) use std::hint::spin_loop;
+pub(crate) use std::thread::yield_now as flaw_window;
 pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
 
 /// Declares a constructor that is a `const fn` in the real build.
