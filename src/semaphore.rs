@@ -535,9 +535,11 @@ impl Semaphore {
                     continue;
                 }
                 // Announce that a thread is about to park, so releases take the slow path.
+                // `WAITERS` is clear here, so adding it sets it; `s | WAITERS` would be the
+                // same number as `s ^ WAITERS`, an equivalent mutant for `cargo mutants`.
                 if let Err(now) = self.state.compare_exchange_weak(
                     s,
-                    s | WAITERS,
+                    s + WAITERS,
                     Ordering::Relaxed,
                     Ordering::Relaxed,
                 ) {
@@ -649,10 +651,13 @@ mod tests {
     use super::*;
     use crate::sync::counted::{Counts, counts};
 
+    /// These tests run first in `cargo test` and so meet most mutants first; a mutant that
+    /// leaves a thread parked (or never parks it) must fail fast. They take milliseconds, so
+    /// 3 s without finishing is a hang (`WATCHDOG_STALL_SECS` widens it on a slow machine).
     fn hang_guard(test: &str) -> watchdog::Watchdog {
         watchdog::Watchdog::arm(
             format!("semaphore::tests::{test}"),
-            watchdog::stall_limit(std::time::Duration::from_secs(10)),
+            watchdog::stall_limit(std::time::Duration::from_secs(3)),
         )
     }
 
@@ -712,7 +717,11 @@ mod tests {
             sem.close();
         });
         assert_eq!(counts(sem.key()).woken, 3);
-        assert_eq!(sem.state.load(Ordering::Relaxed), CLOSED, "WAITERS cleared, no permit");
+        assert_eq!(
+            sem.state.load(Ordering::Relaxed),
+            CLOSED,
+            "WAITERS cleared, no permit"
+        );
     }
 
     #[cfg(feature = "broken_sema")]
@@ -720,8 +729,16 @@ mod tests {
     fn only_the_relaxed_ordering_flaw_weakens_permit_orderings() {
         for flaw in [None, Some(Flaw::OverIssue), Some(Flaw::LostWaiters)] {
             let sem = Semaphore::with_flaw(1, flaw);
-            assert_eq!(sem.permit_ordering(Ordering::Acquire), Ordering::Acquire, "{flaw:?}");
-            assert_eq!(sem.permit_ordering(Ordering::Release), Ordering::Release, "{flaw:?}");
+            assert_eq!(
+                sem.permit_ordering(Ordering::Acquire),
+                Ordering::Acquire,
+                "{flaw:?}"
+            );
+            assert_eq!(
+                sem.permit_ordering(Ordering::Release),
+                Ordering::Release,
+                "{flaw:?}"
+            );
         }
         let sem = Semaphore::with_flaw(1, Some(Flaw::RelaxedOrdering));
         assert_eq!(sem.permit_ordering(Ordering::Acquire), Ordering::Relaxed);

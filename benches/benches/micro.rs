@@ -6,8 +6,10 @@
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use criterion::{Criterion, criterion_group, criterion_main};
-use parksema_bench::peers::{AsyncLock, CondvarSem, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex};
+use criterion::Criterion;
+use parksema_bench::peers::{
+    AsyncLock, CondvarSem, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex,
+};
 
 fn pair<P: Peer>(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     let p = P::with_permits(1);
@@ -67,5 +69,10 @@ fn uncontended(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, uncontended);
-criterion_main!(benches);
+fn main() {
+    // What `criterion_main!` expands to, written out: the macro's generated function has
+    // no doc comment, which the workspace's `missing_docs` lint refuses.
+    let mut c = Criterion::default().configure_from_args();
+    uncontended(&mut c);
+    c.final_summary();
+}

@@ -24,7 +24,10 @@ pub struct Work {
 
 impl Work {
     /// No work at all.
-    pub const NONE: Work = Work { nominal_ns: 0, iterations: 0 };
+    pub const NONE: Work = Work {
+        nominal_ns: 0,
+        iterations: 0,
+    };
 
     /// Calibrates a loop that takes about `ns` nanoseconds on this machine: the median of
     /// several timings of a long loop, so one preemption does not skew it.
@@ -42,7 +45,10 @@ impl Work {
             .collect();
         per_iter.sort_by(f64::total_cmp);
         let iterations = ((ns as f64 / per_iter[3]).round() as u64).max(1);
-        Work { nominal_ns: ns, iterations }
+        Work {
+            nominal_ns: ns,
+            iterations,
+        }
     }
 
     /// Runs the loop.
@@ -93,7 +99,10 @@ pub struct Outcome {
 
 /// CPU time this thread has used so far.
 fn thread_cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID exists on Linux.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
@@ -142,7 +151,12 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
                     cell.between.run();
                 }
                 let cpu = thread_cpu_time() - cpu0;
-                ThreadResult { ops, waits, longest_streak, cpu }
+                ThreadResult {
+                    ops,
+                    waits,
+                    longest_streak,
+                    cpu,
+                }
             })
         })
         .collect();
@@ -150,8 +164,10 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
     let t0 = Instant::now();
     thread::sleep(cell.duration);
     stop.store(true, Ordering::Relaxed);
-    let results: Vec<ThreadResult> =
-        workers.into_iter().map(|w| w.join().expect("a benchmark thread panicked")).collect();
+    let results: Vec<ThreadResult> = workers
+        .into_iter()
+        .map(|w| w.join().expect("a benchmark thread panicked"))
+        .collect();
     // Counted up to the moment every thread saw the flag, so the last operations count.
     let elapsed = t0.elapsed();
     let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use clap::Parser;
 use parksema_bench::contention::{self, Cell, Work};
 use parksema_bench::latency;
-use parksema_bench::peers::{AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex};
+use parksema_bench::peers::{
+    AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex,
+};
 use parksema_bench::report::{self, ContentionRow, LatencyRow, SizeRow};
 
 #[derive(Parser, Debug)]
@@ -53,7 +55,8 @@ fn measure<P: Peer>(cell: Cell, reps: usize) -> Option<ContentionRow> {
     if P::ONE_PERMIT_ONLY && cell.permits != 1 {
         return None;
     }
-    let mut runs: Vec<contention::Outcome> = (0..reps).map(|_| contention::run::<P>(cell)).collect();
+    let mut runs: Vec<contention::Outcome> =
+        (0..reps).map(|_| contention::run::<P>(cell)).collect();
     runs.sort_by(|a, b| a.ops_per_sec.total_cmp(&b.ops_per_sec));
     let o = runs.swap_remove(runs.len() / 2);
     let n = o.per_thread.len();
@@ -80,7 +83,9 @@ fn shapes(max_threads: usize, quick: bool) -> Vec<(usize, usize)> {
     let ts: Vec<usize> = if quick {
         vec![1, 4]
     } else {
-        std::iter::successors(Some(1usize), |t| Some(t * 2)).take_while(|t| *t <= max_threads).collect()
+        std::iter::successors(Some(1usize), |t| Some(t * 2))
+            .take_while(|t| *t <= max_threads)
+            .collect()
     };
     let mut out = Vec::new();
     for t in ts {
@@ -96,11 +101,18 @@ fn shapes(max_threads: usize, quick: bool) -> Vec<(usize, usize)> {
 fn machine() -> String {
     let cpu = fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
-    format!("{cpu}, {cores} hardware threads available, Linux {}", kernel.trim())
+    format!(
+        "{cpu}, {cores} hardware threads available, Linux {}",
+        kernel.trim()
+    )
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -112,39 +124,102 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // Sizes.
     let sizes = vec![
-        SizeRow { peer: "parksema".into(), bytes: size_of::<parksema::Semaphore>(), note: "one word; waiters live in parking_lot_core's global table".into() },
-        SizeRow { peer: "sem_t".into(), bytes: size_of::<libc::sem_t>(), note: "glibc; must not move once initialized (boxed here)".into() },
-        SizeRow { peer: "Mutex+Condvar".into(), bytes: size_of::<CondvarSem>(), note: "std futex Mutex<usize> + Condvar".into() },
-        SizeRow { peer: "rsevents-extra".into(), bytes: size_of::<rsevents_extra::Semaphore>(), note: "counts are u16 (at most 65 535 permits)".into() },
-        SizeRow { peer: "async-lock".into(), bytes: size_of::<async_lock::Semaphore>(), note: "plus an event-listener allocation once anyone waits".into() },
-        SizeRow { peer: "parking_lot::Mutex".into(), bytes: size_of::<parking_lot::Mutex<()>>(), note: "one permit only".into() },
-        SizeRow { peer: "std::sync::Mutex".into(), bytes: size_of::<std::sync::Mutex<()>>(), note: "one permit only".into() },
+        SizeRow {
+            peer: "parksema".into(),
+            bytes: size_of::<parksema::Semaphore>(),
+            note: "one word; waiters live in parking_lot_core's global table".into(),
+        },
+        SizeRow {
+            peer: "sem_t".into(),
+            bytes: size_of::<libc::sem_t>(),
+            note: "glibc; must not move once initialized (boxed here)".into(),
+        },
+        SizeRow {
+            peer: "Mutex+Condvar".into(),
+            bytes: size_of::<CondvarSem>(),
+            note: "std futex Mutex<usize> + Condvar".into(),
+        },
+        SizeRow {
+            peer: "rsevents-extra".into(),
+            bytes: size_of::<rsevents_extra::Semaphore>(),
+            note: "counts are u16 (at most 65 535 permits)".into(),
+        },
+        SizeRow {
+            peer: "async-lock".into(),
+            bytes: size_of::<async_lock::Semaphore>(),
+            note: "plus an event-listener allocation once anyone waits".into(),
+        },
+        SizeRow {
+            peer: "parking_lot::Mutex".into(),
+            bytes: size_of::<parking_lot::Mutex<()>>(),
+            note: "one permit only".into(),
+        },
+        SizeRow {
+            peer: "std::sync::Mutex".into(),
+            bytes: size_of::<std::sync::Mutex<()>>(),
+            note: "one permit only".into(),
+        },
     ];
 
     // Wake latency.
     let (trips, lreps) = if args.quick { (2_000, 1) } else { (50_000, 5) };
     eprintln!("wake latency: {trips} round trips x {lreps} runs per peer");
     let latency = vec![
-        LatencyRow { peer: "parksema".into(), ns_per_wake: latency::ping_pong::<Parksema>(trips, lreps) },
-        LatencyRow { peer: "thread::park (floor)".into(), ns_per_wake: latency::ping_pong::<ParkFloor>(trips, lreps) },
-        LatencyRow { peer: "sem_t".into(), ns_per_wake: latency::ping_pong::<PosixSem>(trips, lreps) },
-        LatencyRow { peer: "Mutex+Condvar".into(), ns_per_wake: latency::ping_pong::<CondvarSem>(trips, lreps) },
-        LatencyRow { peer: "rsevents-extra".into(), ns_per_wake: latency::ping_pong::<RsEvents>(trips, lreps) },
-        LatencyRow { peer: "async-lock".into(), ns_per_wake: latency::ping_pong::<AsyncLock>(trips, lreps) },
+        LatencyRow {
+            peer: "parksema".into(),
+            ns_per_wake: latency::ping_pong::<Parksema>(trips, lreps),
+        },
+        LatencyRow {
+            peer: "thread::park (floor)".into(),
+            ns_per_wake: latency::ping_pong::<ParkFloor>(trips, lreps),
+        },
+        LatencyRow {
+            peer: "sem_t".into(),
+            ns_per_wake: latency::ping_pong::<PosixSem>(trips, lreps),
+        },
+        LatencyRow {
+            peer: "Mutex+Condvar".into(),
+            ns_per_wake: latency::ping_pong::<CondvarSem>(trips, lreps),
+        },
+        LatencyRow {
+            peer: "rsevents-extra".into(),
+            ns_per_wake: latency::ping_pong::<RsEvents>(trips, lreps),
+        },
+        LatencyRow {
+            peer: "async-lock".into(),
+            ns_per_wake: latency::ping_pong::<AsyncLock>(trips, lreps),
+        },
     ];
 
     // Contention.
-    let works: Vec<Work> = if args.quick { vec![Work::NONE] } else { vec![Work::NONE, Work::calibrate(100), Work::calibrate(1_000)] };
-    let betweens: Vec<Work> = if args.quick { vec![Work::NONE] } else { vec![Work::NONE, Work::calibrate(1_000)] };
+    let works: Vec<Work> = if args.quick {
+        vec![Work::NONE]
+    } else {
+        vec![Work::NONE, Work::calibrate(100), Work::calibrate(1_000)]
+    };
+    let betweens: Vec<Work> = if args.quick {
+        vec![Work::NONE]
+    } else {
+        vec![Work::NONE, Work::calibrate(1_000)]
+    };
     let shapes = shapes(args.max_threads, args.quick);
     let total_cells = shapes.len() * works.len() * betweens.len();
-    eprintln!("contention: {total_cells} cells x up to {} peers x {reps} runs x {cell_ms} ms", PEERS.len());
+    eprintln!(
+        "contention: {total_cells} cells x up to {} peers x {reps} runs x {cell_ms} ms",
+        PEERS.len()
+    );
     let mut rows = Vec::new();
     let mut done = 0;
     for &(threads, permits) in &shapes {
         for &hold in &works {
             for &between in &betweens {
-                let cell = Cell { threads, permits, hold, between, duration: Duration::from_millis(cell_ms) };
+                let cell = Cell {
+                    threads,
+                    permits,
+                    hold,
+                    between,
+                    duration: Duration::from_millis(cell_ms),
+                };
                 rows.extend(measure::<Parksema>(cell, reps));
                 rows.extend(measure::<PosixSem>(cell, reps));
                 rows.extend(measure::<CondvarSem>(cell, reps));
@@ -153,7 +228,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 rows.extend(measure::<PlMutex>(cell, reps));
                 rows.extend(measure::<StdMutex>(cell, reps));
                 done += 1;
-                eprint!("\r  {done}/{total_cells} cells ({:.0} s)", started.elapsed().as_secs_f64());
+                eprint!(
+                    "\r  {done}/{total_cells} cells ({:.0} s)",
+                    started.elapsed().as_secs_f64()
+                );
             }
         }
     }
@@ -194,21 +272,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = writeln!(
         md,
         "Mode: {}; contention cells of {cell_ms} ms, median of {reps} run(s) by throughput; total {:.0} s.\n",
-        if args.quick { "quick (smoke run: do not read the numbers)" } else { "full" },
+        if args.quick {
+            "quick (smoke run: do not read the numbers)"
+        } else {
+            "full"
+        },
         started.elapsed().as_secs_f64()
     );
     let _ = writeln!(md, "## Uncontended (criterion)\n");
     if micro.is_empty() {
-        let _ = writeln!(md, "No criterion results under `{}`: run `cargo xtask bench`.", args.criterion.display());
+        let _ = writeln!(
+            md,
+            "No criterion results under `{}`: run `cargo xtask bench`.",
+            args.criterion.display()
+        );
     } else {
         md.push_str(&report::micro_table(&micro, &PEERS));
     }
-    let _ = writeln!(md, "\n## Wake latency (ping-pong through two empty semaphores; below 1 means parksema wakes faster)\n");
+    let _ = writeln!(
+        md,
+        "\n## Wake latency (ping-pong through two empty semaphores; below 1 means parksema wakes faster)\n"
+    );
     md.push_str(&report::latency_table(&latency));
     let _ = writeln!(md, "\n## Size\n");
     md.push_str(&report::size_table(&sizes));
-    let _ = writeln!(md, "\n## Contention: throughput, parksema ÷ peer (above 1 means parksema does more operations per second)\n");
-    let _ = writeln!(md, "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n");
+    let _ = writeln!(
+        md,
+        "\n## Contention: throughput, parksema ÷ peer (above 1 means parksema does more operations per second)\n"
+    );
+    let _ = writeln!(
+        md,
+        "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n"
+    );
     md.push_str(&report::contention_table(&rows, &PEERS));
     let _ = writeln!(md, "\n## Contention: every metric in selected cells\n");
     let detail_hold = works.get(1).map_or(0, |w| w.nominal_ns);

@@ -10,6 +10,27 @@ use std::sync::{Condvar, Mutex};
 
 use rsevents::Awaitable;
 
+/// Debug output for the peers: their name (not every peer's inner type is `Debug`).
+macro_rules! debug_as_name {
+    ($($ty:ty => $name:literal),* $(,)?) => {
+        $(impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str($name)
+            }
+        })*
+    };
+}
+
+debug_as_name! {
+    PosixSem => "sem_t",
+    CondvarSem => "Mutex+Condvar",
+    RsEvents => "rsevents-extra",
+    AsyncLock => "async-lock",
+    PlMutex => "parking_lot::Mutex",
+    StdMutex => "std::sync::Mutex",
+    ParkFloor => "thread::park",
+}
+
 /// A semaphore (or a lock standing in for one at one permit) under test.
 pub trait Peer: Send + Sync + 'static {
     /// The name in tables, charts and CSV files.
@@ -48,7 +69,9 @@ impl Peer for Parksema {
     }
     #[inline]
     fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _permit = self.acquire().expect("the benchmark never closes a semaphore");
+        let _permit = self
+            .acquire()
+            .expect("the benchmark never closes a semaphore");
         f()
     }
     #[inline]
@@ -87,7 +110,9 @@ impl PosixSem {
         let value = libc::c_uint::try_from(permits).expect("sem_t counts fit in a c_uint");
         // SAFETY: an all-zero `sem_t` is a valid bit pattern for a plain C struct; `sem_init`
         // overwrites it below before any other use.
-        let sem = Box::new(UnsafeCell::new(unsafe { std::mem::zeroed::<libc::sem_t>() }));
+        let sem = Box::new(UnsafeCell::new(unsafe {
+            std::mem::zeroed::<libc::sem_t>()
+        }));
         // SAFETY: the pointer is valid, aligned and unique; `pshared = 0` (threads of this
         // process only); the value is at most `c_uint::MAX`, which glibc accepts up to
         // SEM_VALUE_MAX and reports otherwise (checked below).
@@ -169,7 +194,10 @@ pub struct CondvarSem {
 
 impl CondvarSem {
     fn new(permits: usize) -> Self {
-        CondvarSem { count: Mutex::new(permits), nonzero: Condvar::new() }
+        CondvarSem {
+            count: Mutex::new(permits),
+            nonzero: Condvar::new(),
+        }
     }
     fn down(&self) {
         let mut count = self.count.lock().unwrap();
@@ -199,13 +227,13 @@ impl Peer for CondvarSem {
     #[inline]
     fn try_hold(&self) -> bool {
         let mut count = self.count.lock().unwrap();
-        // Taking and returning under one lock hold leaves the count unchanged: only the
-        // check is observable, as in the other peers' successful try.
-        *count > 0 && {
-            *count -= 1;
-            *count += 1;
-            true
+        if *count == 0 {
+            return false;
         }
+        *count -= 1;
+        drop(count);
+        self.up();
+        true
     }
 }
 
@@ -338,11 +366,16 @@ pub struct ParkFloor {
 impl Signal for ParkFloor {
     const NAME: &'static str = "thread::park (floor)";
     fn empty() -> Self {
-        ParkFloor { flag: std::sync::atomic::AtomicBool::new(false), waiter: std::sync::OnceLock::new() }
+        ParkFloor {
+            flag: std::sync::atomic::AtomicBool::new(false),
+            waiter: std::sync::OnceLock::new(),
+        }
     }
     fn prepare_taker(&self) {
         // Registered before the run (a barrier follows), so `give` always finds the taker.
-        self.waiter.set(std::thread::current()).expect("one taker per ParkFloor");
+        self.waiter
+            .set(std::thread::current())
+            .expect("one taker per ParkFloor");
     }
     fn take(&self) {
         use std::sync::atomic::Ordering;
@@ -354,6 +387,9 @@ impl Signal for ParkFloor {
     fn give(&self) {
         use std::sync::atomic::Ordering;
         self.flag.store(true, Ordering::Release);
-        self.waiter.get().expect("prepare_taker ran before the run").unpark();
+        self.waiter
+            .get()
+            .expect("prepare_taker ran before the run")
+            .unpark();
     }
 }

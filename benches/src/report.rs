@@ -92,9 +92,13 @@ struct EstimatesJson {
 /// (`<dir>/<group>/<function>/new/{benchmark,estimates}.json`).
 pub fn read_criterion(dir: &Path) -> Vec<MicroRow> {
     let mut rows = Vec::new();
-    let Ok(groups) = fs::read_dir(dir) else { return rows };
+    let Ok(groups) = fs::read_dir(dir) else {
+        return rows;
+    };
     for group in groups.flatten() {
-        let Ok(functions) = fs::read_dir(group.path()) else { continue };
+        let Ok(functions) = fs::read_dir(group.path()) else {
+            continue;
+        };
         for function in functions.flatten() {
             let new = function.path().join("new");
             let (Ok(b), Ok(e)) = (
@@ -103,13 +107,18 @@ pub fn read_criterion(dir: &Path) -> Vec<MicroRow> {
             ) else {
                 continue;
             };
-            let (Ok(b), Ok(e)) =
-                (serde_json::from_str::<BenchmarkJson>(&b), serde_json::from_str::<EstimatesJson>(&e))
-            else {
+            let (Ok(b), Ok(e)) = (
+                serde_json::from_str::<BenchmarkJson>(&b),
+                serde_json::from_str::<EstimatesJson>(&e),
+            ) else {
                 continue;
             };
             if let Some(peer) = b.function_id {
-                rows.push(MicroRow { group: b.group_id, peer, median_ns: e.median.point_estimate });
+                rows.push(MicroRow {
+                    group: b.group_id,
+                    peer,
+                    median_ns: e.median.point_estimate,
+                });
             }
         }
     }
@@ -128,11 +137,19 @@ pub fn write_csv<T: Serialize>(path: &Path, rows: &[T]) -> std::io::Result<()> {
 
 /// `a / b` as a ratio cell, or a dash when it is not defined.
 fn ratio(a: f64, b: f64) -> String {
-    if a > 0.0 && b > 0.0 { format!("{:.2}", a / b) } else { "–".to_string() }
+    if a > 0.0 && b > 0.0 {
+        format!("{:.2}", a / b)
+    } else {
+        "–".to_string()
+    }
 }
 
 fn ns(x: f64) -> String {
-    if x >= 100.0 { format!("{x:.0} ns") } else { format!("{x:.1} ns") }
+    if x >= 100.0 {
+        format!("{x:.0} ns")
+    } else {
+        format!("{x:.1} ns")
+    }
 }
 
 /// The markdown table of the micro-benchmarks: each peer's median and parksema / peer.
@@ -143,13 +160,33 @@ pub fn micro_table(rows: &[MicroRow], peer_order: &[&str]) -> String {
         groups.entry(&r.group).or_default().push(r);
     }
     for (group, rows) in groups {
-        let Some(ours) = rows.iter().find(|r| r.peer == "parksema").map(|r| r.median_ns) else { continue };
-        let _ = writeln!(out, "\n**{group}** (criterion median per operation; ratio = parksema ÷ peer, below 1 means parksema is faster)\n");
+        let Some(ours) = rows
+            .iter()
+            .find(|r| r.peer == "parksema")
+            .map(|r| r.median_ns)
+        else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n**{group}** (criterion median per operation; ratio = parksema ÷ peer, below 1 means parksema is faster)\n"
+        );
         let _ = writeln!(out, "| peer | median | parksema ÷ peer |\n|---|---:|---:|");
         let mut rows = rows.clone();
-        rows.sort_by_key(|r| peer_order.iter().position(|p| *p == r.peer).unwrap_or(usize::MAX));
+        rows.sort_by_key(|r| {
+            peer_order
+                .iter()
+                .position(|p| *p == r.peer)
+                .unwrap_or(usize::MAX)
+        });
         for r in rows {
-            let _ = writeln!(out, "| {} | {} | {} |", r.peer, ns(r.median_ns), ratio(ours, r.median_ns));
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} |",
+                r.peer,
+                ns(r.median_ns),
+                ratio(ours, r.median_ns)
+            );
         }
     }
     out
@@ -157,12 +194,19 @@ pub fn micro_table(rows: &[MicroRow], peer_order: &[&str]) -> String {
 
 /// The markdown table of wake latency.
 pub fn latency_table(rows: &[LatencyRow]) -> String {
-    let mut out = String::from(
-        "| peer | ns per wake | parksema ÷ peer |\n|---|---:|---:|\n",
-    );
-    let ours = rows.iter().find(|r| r.peer == "parksema").map_or(0.0, |r| r.ns_per_wake);
+    let mut out = String::from("| peer | ns per wake | parksema ÷ peer |\n|---|---:|---:|\n");
+    let ours = rows
+        .iter()
+        .find(|r| r.peer == "parksema")
+        .map_or(0.0, |r| r.ns_per_wake);
     for r in rows {
-        let _ = writeln!(out, "| {} | {} | {} |", r.peer, ns(r.ns_per_wake), ratio(ours, r.ns_per_wake));
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} |",
+            r.peer,
+            ns(r.ns_per_wake),
+            ratio(ours, r.ns_per_wake)
+        );
     }
     out
 }
@@ -181,7 +225,10 @@ type CellKey = (usize, usize, u64, u64);
 fn by_cell(rows: &[ContentionRow]) -> BTreeMap<CellKey, Vec<&ContentionRow>> {
     let mut cells: BTreeMap<CellKey, Vec<&ContentionRow>> = BTreeMap::new();
     for r in rows {
-        cells.entry((r.threads, r.permits, r.hold_ns, r.between_ns)).or_default().push(r);
+        cells
+            .entry((r.threads, r.permits, r.hold_ns, r.between_ns))
+            .or_default()
+            .push(r);
     }
     cells
 }
@@ -200,12 +247,28 @@ pub fn contention_table(rows: &[ContentionRow], peers: &[&str]) -> String {
     }
     out.push('\n');
     for ((t, p, hold, between), cell) in by_cell(rows) {
-        let get = |name: &str| cell.iter().find(|r| r.peer == name).map_or(0.0, |r| r.ops_per_sec);
+        let get = |name: &str| {
+            cell.iter()
+                .find(|r| r.peer == name)
+                .map_or(0.0, |r| r.ops_per_sec)
+        };
         let ours = get("parksema");
-        let _ = write!(out, "| {t} | {p} | {hold} ns | {between} ns | {} |", si(ours));
+        let _ = write!(
+            out,
+            "| {t} | {p} | {hold} ns | {between} ns | {} |",
+            si(ours)
+        );
         for peer in &others {
             let theirs = get(peer);
-            let _ = write!(out, " {} |", if theirs > 0.0 { ratio(ours, theirs) } else { "·".into() });
+            let _ = write!(
+                out,
+                " {} |",
+                if theirs > 0.0 {
+                    ratio(ours, theirs)
+                } else {
+                    "·".into()
+                }
+            );
         }
         out.push('\n');
     }
@@ -213,10 +276,19 @@ pub fn contention_table(rows: &[ContentionRow], peers: &[&str]) -> String {
 }
 
 /// Every metric of every peer in one cell.
-pub fn detail_table(rows: &[ContentionRow], threads: usize, permits: usize, hold_ns: u64, between_ns: u64) -> Option<String> {
+pub fn detail_table(
+    rows: &[ContentionRow],
+    threads: usize,
+    permits: usize,
+    hold_ns: u64,
+    between_ns: u64,
+) -> Option<String> {
     let cell: Vec<&ContentionRow> = rows
         .iter()
-        .filter(|r| (r.threads, r.permits, r.hold_ns, r.between_ns) == (threads, permits, hold_ns, between_ns))
+        .filter(|r| {
+            (r.threads, r.permits, r.hold_ns, r.between_ns)
+                == (threads, permits, hold_ns, between_ns)
+        })
         .collect();
     let ours = cell.iter().find(|r| r.peer == "parksema")?.ops_per_sec;
     let mut out = format!(
@@ -307,10 +379,15 @@ pub fn chart(
         let width = if *peer == "parksema" { 3 } else { 1 };
         c.draw_series(LineSeries::new(line.clone(), color.stroke_width(width)))?
             .label(*peer)
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width)));
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(width))
+            });
         c.draw_series(line.iter().map(|p| Circle::new(*p, 3, color.filled())))?;
     }
-    c.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).draw()?;
+    c.configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }

@@ -1,19 +1,19 @@
 //! The real backend: std atomics and `parking_lot_core` 0.10, re-exported unchanged.
 
+#[cfg(test)]
+pub(crate) use counted::{park, unpark_filter};
 pub(crate) use parking_lot_core::{
     DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, SpinWait, UnparkResult,
 };
 #[cfg(not(test))]
 pub(crate) use parking_lot_core::{park, unpark_filter};
-#[cfg(test)]
-pub(crate) use counted::{park, unpark_filter};
+pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
 /// The gap the `OverIssue` flaw leaves between its load and its store. On real threads it
 /// yields the CPU, so that another thread runs inside the gap often enough for the
 /// real-thread check to see the lost update within milliseconds even on two cores (a spin
 /// hint alone left it unseen in some debug-build runs on a loaded machine).
 #[cfg(feature = "broken_sema")]
 pub(crate) use std::thread::yield_now as flaw_window;
-pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
 
 /// Declares a constructor that is a `const fn` in the real build.
 ///
@@ -59,7 +59,9 @@ pub(crate) mod counted {
     /// The counts of `key` so far.
     pub(crate) fn counts(key: usize) -> Counts {
         let map = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
-        map.as_ref().and_then(|m| m.get(&key).copied()).unwrap_or_default()
+        map.as_ref()
+            .and_then(|m| m.get(&key).copied())
+            .unwrap_or_default()
     }
 
     /// `parking_lot_core::park`, counted.

@@ -28,11 +28,29 @@ pub(crate) struct Check {
 
 const LOOM_VISIBILITY: Check = Check {
     name: "loom `visibility` (g)",
-    args: &["test", "--features", "loom", "--test", "loom", "--", "--exact", "visibility"],
+    args: &[
+        "test",
+        "--features",
+        "loom",
+        "--test",
+        "loom",
+        "--",
+        "--exact",
+        "visibility",
+    ],
 };
 const LOOM_CLOSE_PUBLISHES: Check = Check {
     name: "loom `close_publishes` (h)",
-    args: &["test", "--features", "loom", "--test", "loom", "--", "--exact", "close_publishes"],
+    args: &[
+        "test",
+        "--features",
+        "loom",
+        "--test",
+        "loom",
+        "--",
+        "--exact",
+        "close_publishes",
+    ],
 };
 const REAL: Check = Check {
     name: "real build: `cargo test -p parksema` (the mutants suite)",

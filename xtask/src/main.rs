@@ -14,6 +14,8 @@
 //!   Each runs under the `watchdog` supervisor, so a hang anywhere (even one the in-process
 //!   watchdog cannot see, such as a hung build or a loom model that never ends) becomes a
 //!   stall report with backtraces instead of a stuck job.
+//! - `bench`: the benchmarks against the peers (`benches/`), one markdown report with ratios,
+//!   CSV files and SVG charts.
 //! - `mutants`: `cargo mutants` with the outcome recorded in `mutants/outcome.md`, or
 //!   (`--by-hand`) the mutants it cannot make, each run against its check
 //!   (`mutants/README.md` has the policy).
@@ -56,6 +58,23 @@ enum Task {
         #[arg(long)]
         by_hand: bool,
         /// Extra arguments for `cargo mutants` (after `--`), e.g. `--in-diff changes.diff`.
+        #[arg(last = true)]
+        extra: Vec<String>,
+    },
+    /// Run the benchmarks against the peers: criterion micro-benchmarks, the contention
+    /// matrix, wake latency and sizes; prints the markdown report and writes it with CSV
+    /// files and SVG charts.
+    Bench {
+        /// A smoke run of a few seconds (CI): tiny criterion samples, two thread counts,
+        /// 20 ms cells. Its numbers are not meant to be read.
+        #[arg(long)]
+        quick: bool,
+        /// Where the report, CSV files and charts go (`benches/results` holds the ones the
+        /// README shows).
+        #[arg(long, default_value = "target/bench-report")]
+        out: PathBuf,
+        /// Extra arguments for the contention/latency binary (after `--`), e.g.
+        /// `--max-threads 16`.
         #[arg(last = true)]
         extra: Vec<String>,
     },
@@ -118,7 +137,11 @@ fn main() -> ExitCode {
             verify(stall, &builds)
         }
         Task::Mutants { by_hand: true, .. } => mutants::by_hand(),
-        Task::Mutants { by_hand: false, extra } => mutants::cargo_mutants(&extra),
+        Task::Mutants {
+            by_hand: false,
+            extra,
+        } => mutants::cargo_mutants(&extra),
+        Task::Bench { quick, out, extra } => bench(quick, &out, &extra),
     }
 }
 
@@ -191,6 +214,66 @@ fn verify(stall: u64, builds: &[Build]) -> ExitCode {
         start.elapsed().as_secs_f64()
     );
     if failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn bench(quick: bool, out: &std::path::Path, extra: &[String]) -> ExitCode {
+    let root = workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    let start = Instant::now();
+    // Criterion's settings: the full run gives each function 1 s of warm-up and 3 s of
+    // samples (18 functions: about 75 s); the smoke run the least criterion accepts.
+    let criterion_args: &[&str] = if quick {
+        &[
+            "--warm-up-time",
+            "0.05",
+            "--measurement-time",
+            "0.1",
+            "--sample-size",
+            "10",
+        ]
+    } else {
+        &["--warm-up-time", "1", "--measurement-time", "3"]
+    };
+    // Old results would be read as this run's.
+    let criterion_dir = target.join("criterion");
+    let _ = std::fs::remove_dir_all(&criterion_dir);
+    if !run(Command::new(&cargo)
+        .current_dir(&root)
+        .args(["bench", "-p", "parksema-bench", "--bench", "micro", "--"])
+        .args(criterion_args))
+    {
+        return ExitCode::FAILURE;
+    }
+    let out = if out.is_absolute() {
+        out.to_path_buf()
+    } else {
+        root.join(out)
+    };
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(&root)
+        .args(["run", "--release", "--quiet", "-p", "parksema-bench", "--"])
+        .arg("--out")
+        .arg(&out)
+        .arg("--criterion")
+        .arg(&criterion_dir);
+    if quick {
+        cmd.arg("--quick");
+    }
+    cmd.args(extra);
+    let ok = run(&mut cmd);
+    eprintln!(
+        "xtask: bench {} in {:.0} s",
+        if ok { "finished" } else { "FAILED" },
+        start.elapsed().as_secs_f64()
+    );
+    if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE

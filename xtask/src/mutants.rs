@@ -43,12 +43,16 @@ pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
     let root = crate::workspace_root();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let start = Instant::now();
-    let ok = run(Command::new(&cargo).current_dir(&root).arg("mutants").args(extra));
+    let ok = run(Command::new(&cargo)
+        .current_dir(&root)
+        .arg("mutants")
+        .args(extra));
     let wall = start.elapsed().as_secs_f64();
     let json = root.join("mutants.out").join("outcomes.json");
-    match fs::read_to_string(&json).map_err(|e| e.to_string()).and_then(|s| {
-        serde_json::from_str::<Outcomes>(&s).map_err(|e| e.to_string())
-    }) {
+    match fs::read_to_string(&json)
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str::<Outcomes>(&s).map_err(|e| e.to_string()))
+    {
         Ok(o) => {
             let summary = summarize(&o, wall);
             eprintln!("{summary}");
@@ -63,7 +67,11 @@ pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
         }
         Err(e) => eprintln!("xtask: no outcome to summarize in {}: {e}", json.display()),
     }
-    if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn summarize(o: &Outcomes, wall: f64) -> String {
@@ -106,12 +114,19 @@ fn summarize(o: &Outcomes, wall: f64) -> String {
         median,
         per_mutant.last().copied().unwrap_or(0.0)
     );
-    let missed: Vec<&Outcome> =
-        o.outcomes.iter().filter(|x| x.summary == "MissedMutant" || x.summary == "Timeout").collect();
+    let missed: Vec<&Outcome> = o
+        .outcomes
+        .iter()
+        .filter(|x| x.summary == "MissedMutant" || x.summary == "Timeout")
+        .collect();
     if !missed.is_empty() {
         let _ = writeln!(s, "\nNot caught:\n");
         for m in missed {
-            let name = m.scenario.pointer("/Mutant/name").and_then(|v| v.as_str()).unwrap_or("?");
+            let name = m
+                .scenario
+                .pointer("/Mutant/name")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
             let _ = writeln!(s, "- {} ({})", name, m.summary);
         }
     }
@@ -128,7 +143,10 @@ pub(crate) fn by_hand() -> ExitCode {
     let tree = work.join("tree");
     let _ = fs::remove_dir_all(&tree);
     if let Err(e) = copy_tree(&root, &tree) {
-        eprintln!("xtask: could not copy the workspace to {}: {e}", tree.display());
+        eprintln!(
+            "xtask: could not copy the workspace to {}: {e}",
+            tree.display()
+        );
         return ExitCode::FAILURE;
     }
     let target = work.join("target");
@@ -164,7 +182,11 @@ pub(crate) fn by_hand() -> ExitCode {
     }
     for check in &checks {
         let (ok, why, secs) = check_run(check);
-        eprintln!("xtask: baseline {}: {} in {secs:.0} s", check.name, if ok { "passes" } else { "FAILS" });
+        eprintln!(
+            "xtask: baseline {}: {} in {secs:.0} s",
+            check.name,
+            if ok { "passes" } else { "FAILS" }
+        );
         if !ok {
             eprintln!("xtask: the unmutated tree must pass {}: {why}", check.name);
             return ExitCode::FAILURE;
@@ -189,7 +211,10 @@ pub(crate) fn by_hand() -> ExitCode {
             }
         };
         if original.matches(m.find).count() != 1 {
-            eprintln!("xtask: `{}` must occur exactly once in {} (mutant {})", m.find, m.file, m.id);
+            eprintln!(
+                "xtask: `{}` must occur exactly once in {} (mutant {})",
+                m.find, m.file, m.id
+            );
             return ExitCode::FAILURE;
         }
         let write = |text: &str| fs::write(&path, text).expect("the copy is writable");
@@ -200,7 +225,10 @@ pub(crate) fn by_hand() -> ExitCode {
             missed += 1;
         }
         let result = if passed { "**MISSED**" } else { "caught" };
-        eprintln!("xtask: {}: {result} by {} in {secs:.0} s", m.id, m.check.name);
+        eprintln!(
+            "xtask: {}: {result} by {} in {secs:.0} s",
+            m.id, m.check.name
+        );
         let _ = writeln!(
             report,
             "| {} | {} | {result} | {secs:.0} | {} |",
@@ -220,8 +248,17 @@ pub(crate) fn by_hand() -> ExitCode {
         eprintln!("xtask: could not write {}: {e}", path.display());
         return ExitCode::FAILURE;
     }
-    eprintln!("xtask: {} of {} hand-made mutants caught; report in {}", MUTANTS.len() - missed, MUTANTS.len(), path.display());
-    if missed == 0 { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    eprintln!(
+        "xtask: {} of {} hand-made mutants caught; report in {}",
+        MUTANTS.len() - missed,
+        MUTANTS.len(),
+        path.display()
+    );
+    if missed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// The line of a failing run's output that best says why it failed: libtest's failure
@@ -238,12 +275,18 @@ fn evidence(output: &str) -> String {
         "error[",
         "FAILED",
     ];
-    let region = output.find("\nfailures:\n").map_or(output, |i| &output[i..]);
+    let region = output
+        .find("\nfailures:\n")
+        .map_or(output, |i| &output[i..]);
     let lines: Vec<&str> = region.lines().collect();
     for mark in MARKS {
         if let Some(i) = lines.iter().position(|l| l.contains(mark)) {
             // A panic location is followed by its message on the next line.
-            let next = if mark == "panicked at" { lines.get(i + 1).copied().unwrap_or("") } else { "" };
+            let next = if mark == "panicked at" {
+                lines.get(i + 1).copied().unwrap_or("")
+            } else {
+                ""
+            };
             let text = format!("{} {}", lines[i].trim(), next.trim());
             return text.trim().chars().take(160).collect();
         }
