@@ -265,9 +265,10 @@ pub(crate) fn by_hand() -> ExitCode {
 /// section when there is one (earlier "panicked at" lines may come from tests that expect a
 /// panic), else the whole output; marks are tried in order of how specific they are.
 fn evidence(output: &str) -> String {
-    const MARKS: [&str; 8] = [
+    const MARKS: [&str; 9] = [
         "Causality violation",
         "deadlock",
+        "STALL",
         "stall",
         "over-issue",
         "permits lost",
