@@ -128,8 +128,8 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
         .map(|id| {
             let (sem, start, stop, last) = (sem.clone(), start.clone(), stop.clone(), last.clone());
             thread::spawn(move || {
-                // Up to a minute of waiting at three significant digits.
-                let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3)
+                // Up to a minute of waiting at two significant digits (1 % resolution).
+                let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 2)
                     .expect("valid histogram bounds");
                 let (mut ops, mut streak, mut longest_streak) = (0u64, 0u64, 0u64);
                 start.wait();
@@ -170,7 +170,7 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
         .collect();
     // Counted up to the moment every thread saw the flag, so the last operations count.
     let elapsed = t0.elapsed();
-    let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 3).unwrap();
+    let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 2).unwrap();
     let mut per_thread = Vec::with_capacity(results.len());
     let (mut cpu, mut longest_streak) = (Duration::ZERO, 0);
     for r in &results {
