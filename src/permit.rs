@@ -33,6 +33,7 @@ pub struct Permit<'a> {
 }
 
 impl<'a> Permit<'a> {
+    #[inline]
     pub(crate) fn new(sem: &'a Semaphore) -> Self {
         Permit { sem, permits: 1 }
     }
@@ -62,6 +63,7 @@ impl<'a> Permit<'a> {
 }
 
 impl Drop for Permit<'_> {
+    #[inline]
     fn drop(&mut self) {
         self.sem.release_from_guard(self.permits);
     }
@@ -103,6 +105,7 @@ pub struct OwnedPermit {
 }
 
 impl OwnedPermit {
+    #[inline]
     pub(crate) fn new(sem: Arc<Semaphore>) -> Self {
         OwnedPermit { sem, permits: 1 }
     }
@@ -139,6 +142,7 @@ impl OwnedPermit {
 }
 
 impl Drop for OwnedPermit {
+    #[inline]
     fn drop(&mut self) {
         self.sem.release_from_guard(self.permits);
     }

@@ -12,7 +12,7 @@ use clap::Parser;
 use parksema_bench::contention::{self, Cell, Work};
 use parksema_bench::latency;
 use parksema_bench::peers::{
-    AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex,
+    AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, Signal, StdMutex,
 };
 use parksema_bench::report::{self, ContentionRow, LatencyRow, SizeRow};
 
@@ -161,34 +161,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         },
     ];
 
-    // Wake latency.
-    let (trips, lreps) = if args.quick { (2_000, 1) } else { (50_000, 5) };
-    eprintln!("wake latency: {trips} round trips x {lreps} runs per peer");
+    // Wake latency: the ping-pong, and wakes from a sleep 200 µs after the taker blocked
+    // (longer than any peer spins before sleeping: parksema's SpinWait gives up after
+    // 3 spin rounds and 7 yields, a few microseconds).
+    let (trips, lreps, wakes) = if args.quick {
+        (2_000, 1, 200)
+    } else {
+        (50_000, 5, 2_000)
+    };
+    let gap = Duration::from_micros(200);
+    eprintln!(
+        "wake latency: {trips} round trips x {lreps} runs, then {wakes} wakes from sleep, per peer"
+    );
+    fn row<S: Signal>(trips: u64, reps: usize, wakes: usize, gap: Duration) -> LatencyRow {
+        let (parked_p50_ns, parked_p99_ns) = latency::parked_wake::<S>(wakes, gap);
+        LatencyRow {
+            peer: S::NAME.to_string(),
+            ns_per_wake: latency::ping_pong::<S>(trips, reps),
+            parked_p50_ns,
+            parked_p99_ns,
+        }
+    }
     let latency = vec![
-        LatencyRow {
-            peer: "parksema".into(),
-            ns_per_wake: latency::ping_pong::<Parksema>(trips, lreps),
-        },
-        LatencyRow {
-            peer: "thread::park (floor)".into(),
-            ns_per_wake: latency::ping_pong::<ParkFloor>(trips, lreps),
-        },
-        LatencyRow {
-            peer: "sem_t".into(),
-            ns_per_wake: latency::ping_pong::<PosixSem>(trips, lreps),
-        },
-        LatencyRow {
-            peer: "Mutex+Condvar".into(),
-            ns_per_wake: latency::ping_pong::<CondvarSem>(trips, lreps),
-        },
-        LatencyRow {
-            peer: "rsevents-extra".into(),
-            ns_per_wake: latency::ping_pong::<RsEvents>(trips, lreps),
-        },
-        LatencyRow {
-            peer: "async-lock".into(),
-            ns_per_wake: latency::ping_pong::<AsyncLock>(trips, lreps),
-        },
+        row::<Parksema>(trips, lreps, wakes, gap),
+        row::<ParkFloor>(trips, lreps, wakes, gap),
+        row::<PosixSem>(trips, lreps, wakes, gap),
+        row::<CondvarSem>(trips, lreps, wakes, gap),
+        row::<RsEvents>(trips, lreps, wakes, gap),
+        row::<AsyncLock>(trips, lreps, wakes, gap),
     ];
 
     // Contention.
@@ -209,7 +209,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         PEERS.len()
     );
     let mut rows = Vec::new();
-    let mut done = 0;
+    // Hidden when stderr is not a terminal (CI logs get the summary line only).
+    let progress = indicatif::ProgressBar::new(total_cells as u64).with_style(
+        indicatif::ProgressStyle::with_template(
+            "  {bar:40} {pos}/{len} cells, {elapsed} (eta {eta}) {msg}",
+        )
+        .expect("a valid progress template"),
+    );
     for &(threads, permits) in &shapes {
         for &hold in &works {
             for &between in &betweens {
@@ -227,15 +233,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 rows.extend(measure::<AsyncLock>(cell, reps));
                 rows.extend(measure::<PlMutex>(cell, reps));
                 rows.extend(measure::<StdMutex>(cell, reps));
-                done += 1;
-                eprint!(
-                    "\r  {done}/{total_cells} cells ({:.0} s)",
-                    started.elapsed().as_secs_f64()
-                );
+                progress.set_message(format!("T = {threads}, P = {permits}"));
+                progress.inc(1);
             }
         }
     }
-    eprintln!();
+    progress.finish_and_clear();
+    eprintln!(
+        "contention: {total_cells} cells in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
 
     let micro = report::read_criterion(&args.criterion);
     report::write_csv(&args.out.join("contention.csv"), &rows)?;
@@ -291,7 +298,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let _ = writeln!(
         md,
-        "\n## Wake latency (ping-pong through two empty semaphores; below 1 means parksema wakes faster)\n"
+        "\n## Wake latency (below 1 means parksema wakes faster)\n"
+    );
+    let _ = writeln!(
+        md,
+        "Ping-pong: two threads bounce a permit through two empty semaphores ({trips} round \
+         trips, median of {lreps} runs); a waiter may still be spinning when its permit comes. \
+         Wake from sleep: the giver waits {} µs after the taker blocked, then gives; the time \
+         from the give to the taker's return ({wakes} wakes).\n",
+        gap.as_micros()
     );
     md.push_str(&report::latency_table(&latency));
     let _ = writeln!(md, "\n## Size\n");

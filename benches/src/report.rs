@@ -46,8 +46,12 @@ pub struct ContentionRow {
 pub struct LatencyRow {
     /// Peer name.
     pub peer: String,
-    /// Nanoseconds per one-way wake.
+    /// Ping-pong: nanoseconds per one-way hand-off.
     pub ns_per_wake: f64,
+    /// Wake from a sleep: median nanoseconds from the give to the taker's return.
+    pub parked_p50_ns: f64,
+    /// The same, 99th percentile.
+    pub parked_p99_ns: f64,
 }
 
 /// One row of `sizes.csv`.
@@ -192,20 +196,23 @@ pub fn micro_table(rows: &[MicroRow], peer_order: &[&str]) -> String {
     out
 }
 
-/// The markdown table of wake latency.
+/// The markdown table of wake latency: the ping-pong and the wake from a sleep.
 pub fn latency_table(rows: &[LatencyRow]) -> String {
-    let mut out = String::from("| peer | ns per wake | parksema ÷ peer |\n|---|---:|---:|\n");
-    let ours = rows
-        .iter()
-        .find(|r| r.peer == "parksema")
-        .map_or(0.0, |r| r.ns_per_wake);
+    let mut out = String::from(
+        "| peer | ping-pong, ns per hand-off | parksema ÷ peer | wake from sleep, p50 | parksema ÷ peer | p99 |\n|---|---:|---:|---:|---:|---:|\n",
+    );
+    let ours = rows.iter().find(|r| r.peer == "parksema");
+    let (pp, p50) = ours.map_or((0.0, 0.0), |r| (r.ns_per_wake, r.parked_p50_ns));
     for r in rows {
         let _ = writeln!(
             out,
-            "| {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} |",
             r.peer,
             ns(r.ns_per_wake),
-            ratio(ours, r.ns_per_wake)
+            ratio(pp, r.ns_per_wake),
+            ns(r.parked_p50_ns),
+            ratio(p50, r.parked_p50_ns),
+            ns(r.parked_p99_ns)
         );
     }
     out
