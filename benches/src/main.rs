@@ -319,7 +319,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         md,
         "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n"
     );
-    md.push_str(&report::contention_table(&rows, &PEERS));
+    md.push_str(&report::contention_table(&rows, &PEERS, |_| true));
     let _ = writeln!(md, "\n## Contention: every metric in selected cells\n");
     let detail_hold = works.get(1).map_or(0, |w| w.nominal_ns);
     for (t, p) in [(8, 1), (8, 4), (4, 1), (4, 2)] {
@@ -335,6 +335,41 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     fs::write(args.out.join("report.md"), &md)?;
+
+    // The summary the README shows: everything but the contention matrix, which is cut to
+    // one work setting, and one chart.
+    let mut summary = String::new();
+    let _ = writeln!(summary, "Machine: {}.", machine());
+    let _ = writeln!(
+        summary,
+        "Command: `cargo xtask bench --out benches/results`; the full report, CSV files and charts are in [`benches/results/`](benches/results/report.md).\n"
+    );
+    let _ = writeln!(summary, "Uncontended, one thread (criterion):");
+    summary.push_str(&report::micro_table(&micro, &PEERS));
+    let _ = writeln!(
+        summary,
+        "\nWake latency (below 1 means parksema wakes faster):\n"
+    );
+    summary.push_str(&report::latency_table(&latency));
+    let _ = writeln!(summary, "\nSize:\n");
+    summary.push_str(&report::size_table(&sizes));
+    let _ = writeln!(
+        summary,
+        "\nContention, {detail_hold} ns of work while holding and none between (throughput, \
+         parksema ÷ peer: above 1 means parksema does more operations per second; the full \
+         matrix adds 0 and 1 000 ns of holding and 1 000 ns between):\n"
+    );
+    summary.push_str(&report::contention_table(&rows, &PEERS, |r| {
+        r.hold_ns == detail_hold && r.between_ns == 0
+    }));
+    let chart = format!("throughput-p1-hold{detail_hold}.svg");
+    if args.out.join(&chart).exists() {
+        let _ = writeln!(
+            summary,
+            "\n![Throughput at one permit](benches/results/{chart})"
+        );
+    }
+    fs::write(args.out.join("summary.md"), &summary)?;
     println!("{md}");
     eprintln!("report, CSV files and charts in {}", args.out.display());
     Ok(())

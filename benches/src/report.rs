@@ -242,7 +242,13 @@ fn by_cell(rows: &[ContentionRow]) -> BTreeMap<CellKey, Vec<&ContentionRow>> {
 
 /// The throughput table: parksema's operations per second and parksema / peer for every
 /// peer in every cell (above 1 means parksema does more operations per second).
-pub fn contention_table(rows: &[ContentionRow], peers: &[&str]) -> String {
+pub fn contention_table(
+    rows: &[ContentionRow],
+    peers: &[&str],
+    keep: impl Fn(&ContentionRow) -> bool,
+) -> String {
+    let rows: Vec<ContentionRow> = rows.iter().filter(|r| keep(r)).cloned().collect();
+    let rows = &rows[..];
     let others: Vec<&str> = peers.iter().copied().filter(|p| *p != "parksema").collect();
     let mut out = String::from("| T | P | hold | between | parksema ops/s |");
     for p in &others {
