@@ -13,9 +13,9 @@ use crate::sync::{AtomicUsize, Ordering, UnparkResult, flaw_window};
 #[non_exhaustive]
 pub enum Flaw {
     /// Acquire loads the state, sees a permit, yields (a spin hint under the checkers), then
-    /// stores the decremented value instead of compare-exchanging it: a lost update. Two threads that load the same
-    /// state both take "the" permit (over-issue), and a release or a `WAITERS` bit that
-    /// lands between the load and the store is overwritten.
+    /// stores the decremented value instead of compare-exchanging it: a lost update. Two
+    /// threads that load the same state both take "the" permit (over-issue), and a release
+    /// or a `WAITERS` bit that lands between the load and the store is overwritten.
     ///
     /// Caught by: the stress scenario `never_exceeds_permits`, whose holder count passes
     /// the permit count (reported as `over-issue: max in use N > permits P`).
@@ -42,8 +42,8 @@ pub enum Flaw {
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
 /// (`sync::flaw_window`), then write `seen - one` (one permit fewer) whatever the word holds
-/// now. The subtraction is here, not
-/// in the state machine, so that mutating it is mutating a flaw (this file is not mutated).
+/// now. The subtraction is here, not in the state machine, so that mutating it is mutating a
+/// flaw (this file is not mutated).
 ///
 /// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
 /// lost update: the happens-before edge from the previous holder is kept.

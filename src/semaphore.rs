@@ -647,13 +647,14 @@ impl fmt::Debug for Semaphore {
 const _: () = assert!(size_of::<Semaphore>() == size_of::<usize>());
 
 // A plain `#[cfg(test)]` on the module, which `cargo mutants` recognizes and skips (it does
-// not mutate tests); the backend condition is inside.
+// not mutate tests; it did not recognize `cfg(all(test, ...))`); the backend condition is a
+// second attribute.
 #[cfg(test)]
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
 mod tests {
     //! What a call costs in the park table, seen through the real backend's test counters
     //! (`sync::real::counted`): properties that no functional test observes, because a
     //! spurious unpark only costs time.
-    #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
     use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
     use std::thread;
