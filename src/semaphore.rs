@@ -660,7 +660,7 @@ mod tests {
     use std::thread;
 
     use super::*;
-    use crate::sync::counted::{Counts, counts};
+    use crate::sync::counted::{Counts, counts, reset};
 
     /// These tests run first in `cargo test` and so meet most mutants first; a mutant that
     /// leaves a thread parked (or never parks it) must fail fast. They take milliseconds, so
@@ -682,6 +682,7 @@ mod tests {
     fn nobody_waiting_means_no_park_table_call() {
         let _guard = hang_guard("nobody_waiting_means_no_park_table_call");
         let sem = Semaphore::new(0);
+        reset(sem.key());
         sem.add_permits(2);
         sem.try_add_permits(1).unwrap();
         drop(sem.acquire().unwrap());
@@ -696,6 +697,7 @@ mod tests {
     fn a_release_of_n_permits_wakes_at_most_n_threads() {
         let _guard = hang_guard("a_release_of_n_permits_wakes_at_most_n_threads");
         let sem = Semaphore::new(0);
+        reset(sem.key());
         let taken = AtomicUsize::new(0);
         thread::scope(|s| {
             for _ in 0..3 {
@@ -720,6 +722,7 @@ mod tests {
     fn close_wakes_every_parked_thread_once() {
         let _guard = hang_guard("close_wakes_every_parked_thread_once");
         let sem = Semaphore::new(0);
+        reset(sem.key());
         thread::scope(|s| {
             for _ in 0..3 {
                 s.spawn(|| assert!(sem.acquire().is_err()));

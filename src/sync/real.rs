@@ -47,13 +47,22 @@ pub(crate) mod counted {
         pub(crate) woken: usize,
     }
 
-    /// Counts per key; tests use their own semaphores, so their keys never collide while
-    /// they run.
+    /// Counts per key. Tests use their own semaphores, so two live ones never share a key;
+    /// but a later test's semaphore may reuse a finished one's address, so each test starts
+    /// with [`reset`].
     static COUNTS: Mutex<Option<HashMap<usize, Counts>>> = Mutex::new(None);
 
     fn record(key: usize, f: impl FnOnce(&mut Counts)) {
         let mut map = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
         f(map.get_or_insert_with(HashMap::new).entry(key).or_default());
+    }
+
+    /// Forgets what was counted for `key` (by a semaphore that lived at this address before).
+    pub(crate) fn reset(key: usize) {
+        let mut map = COUNTS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(map) = map.as_mut() {
+            map.remove(&key);
+        }
     }
 
     /// The counts of `key` so far.
