@@ -54,6 +54,8 @@ impl Build {
 pub(crate) struct Holders {
     in_use: AtomicUsize,
     max: AtomicUsize,
+    /// 1 once an over-issue was reported: only the first thread to see one panics.
+    reported: AtomicUsize,
     permits: usize,
 }
 
@@ -63,6 +65,7 @@ impl Holders {
         Holders {
             in_use: AtomicUsize::new(0),
             max: AtomicUsize::new(0),
+            reported: AtomicUsize::new(0),
             permits,
         }
     }
@@ -72,17 +75,17 @@ impl Holders {
     /// # Panics
     ///
     /// With `over-issue: max in use N > permits P` when more threads hold a permit than there
-    /// are permits.
+    /// are permits. Only the first thread to see an over-issue panics; the others go on: a
+    /// second panic while the first unwinds would make shuttle report its own confusion
+    /// ("panicked while another task was unwinding") instead of the over-issue.
     pub(crate) fn enter(&self) {
         // SeqCst: the counter must be one total order of its own, independent of the
         // semaphore's orderings, so it cannot hide an over-issue.
         let now = self.in_use.fetch_add(1, Ordering::SeqCst) + 1;
         let max = self.max.fetch_max(now, Ordering::SeqCst).max(now);
-        assert!(
-            now <= self.permits,
-            "over-issue: max in use {max} > permits {}",
-            self.permits
-        );
+        if now > self.permits && self.reported.swap(1, Ordering::SeqCst) == 0 {
+            panic!("over-issue: max in use {max} > permits {}", self.permits);
+        }
     }
 
     /// Called right before a permit is returned.

@@ -108,9 +108,14 @@ fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
              parking_lot_core forbids calling into the park table there"
         );
     }
-    let mut table = TABLE
-        .lock()
-        .expect("the park table is poisoned: an earlier callback broke the contract");
+    let mut table = match TABLE.lock() {
+        Ok(table) => table,
+        // This thread is already unwinding (a permit returned by a guard during a panic),
+        // after a task was torn down while it held the table: the run has failed already,
+        // and its first panic is the one to report, not a second one about the poison.
+        Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
+        Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
+    };
     f(&mut table)
 }
 
