@@ -4,7 +4,9 @@
 //! profile keeps debug assertions on either way, see the workspace `Cargo.toml`).
 //!
 //! Each model's bound is chosen so it completes, with the time and the number of executions
-//! measured in the test profile on the 2-core development machine next to it. Models that
+//! measured in the test profile on the 2-core development machine next to it (the counts
+//! are the current code's; the times were measured when acquire still had a fast path of its
+//! own, with counts within 0.1-26 % of these). Models that
 //! finish unbounded run unbounded. A deeper nightly run raises the bounded ones:
 //! `PARKSEMA_LOOM_BOUND=3 cargo test --release --features loom` (see the README for its
 //! cost); the unbounded ones are exhaustive already.
@@ -61,7 +63,7 @@ fn one_permit_two_threads() {
 
 #[test]
 fn one_permit_three_threads() {
-    // Three contenders for one permit. Bound 3: 245 818 executions, 27 s (bound 2: 19 450,
+    // Three contenders for one permit. Bound 3: 245 526 executions, 27 s (bound 2: 19 450,
     // 1.6 s; bound 4 is about five times the cost of 3).
     model("one_permit_three_threads", Some(3), || {
         scenarios::mutual_exclusion(Build::CORRECT, 1, 3, 1)
@@ -70,7 +72,7 @@ fn one_permit_three_threads() {
 
 #[test]
 fn two_permits_three_threads() {
-    // P permits, P + 1 threads, with P = 2. Bound 3: 576 164 executions, 49 s (bound 2:
+    // P permits, P + 1 threads, with P = 2. Bound 3: 568 296 executions, 49 s (bound 2:
     // 30 195, 2.4 s).
     model("two_permits_three_threads", Some(3), || {
         scenarios::mutual_exclusion(Build::CORRECT, 2, 3, 1)
@@ -81,7 +83,7 @@ fn two_permits_three_threads() {
 
 #[test]
 fn waiters_bit_races() {
-    // Two acquirers and an adder of two permits, the main thread joining. Bound 3: 122 756
+    // Two acquirers and an adder of two permits, the main thread joining. Bound 3: 122 636
     // executions, 12.7 s (bound 2: 16 299, 1.9 s).
     model("waiters_bit_races", Some(3), || {
         scenarios::waiters_bit_races(Build::CORRECT)
@@ -92,7 +94,7 @@ fn waiters_bit_races() {
 
 #[test]
 fn wakes_every_waiter() {
-    // Two waiters, two single releases from the main thread. Bound 4: 369 712 executions,
+    // Two waiters, two single releases from the main thread. Bound 4: 367 943 executions,
     // 27 s (bound 3: 50 431, 3.5 s; bound 5: 2 190 048, 170 s).
     model("wakes_every_waiter", Some(4), || {
         scenarios::wakes_every_waiter(Build::CORRECT, 2)
@@ -113,7 +115,7 @@ fn two_semaphores_share_bucket() {
 
 #[test]
 fn close_races() {
-    // Bound 5: 67 867 executions, 4.9 s (bound 4: 14 318, 1.1 s).
+    // Bound 5: 50 235 executions, 4.9 s (bound 4: 14 318, 1.1 s).
     model("close_races", Some(5), || {
         scenarios::close_races(Build::CORRECT)
     });
