@@ -699,7 +699,7 @@ mod tests {
         let sem = Semaphore::new(0);
         reset(sem.key());
         let taken = AtomicUsize::new(0);
-        thread::scope(|s| {
+        let woken_by_one_permit = thread::scope(|s| {
             for _ in 0..3 {
                 s.spawn(|| {
                     sem.acquire().unwrap().forget();
@@ -711,9 +711,13 @@ mod tests {
             // Once the permit is taken and everyone else is parked again, a thread woken
             // in vain would have been counted.
             wait_until(|| taken.load(SeqCst) == 1 && sem.parked_threads() == 2);
-            assert_eq!(counts(sem.key()).woken, 1, "one permit, one wake-up");
+            let woken = counts(sem.key()).woken;
+            // Release the others before asserting: a failed assertion inside the scope
+            // would wait for them forever and show up as a stall, not as this failure.
             sem.add_permits(2);
+            woken
         });
+        assert_eq!(woken_by_one_permit, 1, "one permit, one wake-up");
         assert_eq!(counts(sem.key()).woken, 3);
         assert_eq!(sem.available_permits(), 0);
     }
