@@ -117,6 +117,9 @@ fn machine() -> String {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    // 200 ms cells, median of 3: the full matrix (84 cells, up to 7 peers) then takes about
+    // 330 s here; between two such runs single ratios still moved by up to ~15 % on this
+    // shared machine, so longer cells would buy little. Quick: 20 ms, one run, about 1 s.
     let cell_ms = args.cell_ms.unwrap_or(if args.quick { 20 } else { 200 });
     let reps = args.reps.unwrap_or(if args.quick { 1 } else { 3 }).max(1);
     fs::create_dir_all(&args.out)?;
@@ -164,6 +167,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Wake latency: the ping-pong, and wakes from a sleep 200 µs after the taker blocked
     // (longer than any peer spins before sleeping: parksema's SpinWait gives up after
     // 3 spin rounds and 7 yields, a few microseconds).
+    // 50 000 round trips x 5 runs and 2 000 sleeping wakes (each 200 µs apart) per peer:
+    // about 20 s for the six peers here; the quick sizes take well under a second.
     let (trips, lreps, wakes) = if args.quick {
         (2_000, 1, 200)
     } else {
