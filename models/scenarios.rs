@@ -9,14 +9,20 @@
 //! - `over-issue: max in use N > permits P`: more holders than permits;
 //! - `permits not conserved: ...`: the count at the end is not what was put in;
 //! - `close lost: ...`: an acquire that started after `close` returned got a permit;
+//! - `close lost: ...`, `a parked acquire ...`: a closed semaphore handed out a permit;
+//! - `WAITERS left set with nobody parked: ...`: the bit outlived the last waiter;
+//! - `park table: ...`: a call cost more wake-ups than it may (under the checkers, whose
+//!   mocked park table counts them per semaphore);
+//! - `refused add: ...`, `impossible results: ...`: an operation's result fits no order of
+//!   the operations that raced it;
 //! - a lost wakeup shows as the checker's deadlock report (loom: `deadlock`, shuttle:
 //!   `deadlock!`), or as a watchdog stall on real threads;
 //! - a missing happens-before edge between two holders shows as loom's `Causality violation`.
 
 #![allow(dead_code)]
 
-use parksema::__model::{Arc, AtomicUsize, Ordering, SharedCell, thread};
-use parksema::Semaphore;
+use parksema::__model::{Arc, AtomicUsize, Ordering, SharedCell, park_stats, thread};
+use parksema::{AddPermitsError, Semaphore, TryAcquireError};
 
 /// Which semaphore a scenario runs against: the correct one, or (feature `broken_sema`) one
 /// with a deliberate flaw.
@@ -208,22 +214,22 @@ pub(crate) fn waiters_bit_races(build: Build) {
     }
     adder.join().expect("the adder does not panic");
     assert_conserved(&sem, 0);
-    assert_eq!(sem.parked_threads(), 0, "a thread is still parked: {sem:?}");
+    assert_waiters_clear(&sem);
 }
 
 /// (c) Every parked thread is woken: `waiters` threads wait on an empty semaphore while the
-/// main thread releases one permit at a time, `waiters` times.
+/// main thread releases one permit at a time, `waiters` times. A lost wakeup is a deadlock
+/// (loom, shuttle) or a stall (real threads); under the checkers no release of one permit
+/// may wake more than one thread.
 pub(crate) fn wakes_every_waiter(build: Build, waiters: usize) {
     let sem = Arc::new(build.semaphore(0));
-    let returned = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..waiters)
         .map(|_| {
-            let (sem, returned) = (Arc::clone(&sem), Arc::clone(&returned));
+            let sem = Arc::clone(&sem);
             thread::spawn(move || {
                 sem.acquire()
                     .expect("never closed in this scenario")
                     .forget();
-                returned.fetch_add(1, Ordering::SeqCst);
             })
         })
         .collect();
@@ -231,9 +237,15 @@ pub(crate) fn wakes_every_waiter(build: Build, waiters: usize) {
         sem.add_permits(1);
     }
     join(handles);
-    assert_eq!(returned.load(Ordering::SeqCst), waiters, "lost wakeup");
     assert_conserved(&sem, 0);
     assert_waiters_clear(&sem);
+    if let Some(stats) = park_stats(&sem) {
+        assert!(
+            stats.most_woken_by_one_call <= 1,
+            "park table: a release of 1 permit woke {} threads ({stats:?})",
+            stats.most_woken_by_one_call
+        );
+    }
 }
 
 /// Asserts that no `WAITERS` bit is left behind once every waiter has left: the unpark that
@@ -261,6 +273,9 @@ pub(crate) fn two_semaphores_share_bucket(build: Build) {
     join(handles);
     for sem in sems.iter() {
         assert_conserved(sem, 0);
+        // A `have_more_threads` that counted the other semaphore's waiter would leave this
+        // one's bit set.
+        assert_waiters_clear(sem);
     }
 }
 
@@ -406,4 +421,359 @@ pub(crate) fn close_publishes(build: Build) {
         "acquire failed on the close but did not see the write before it"
     );
     join(vec![closer]);
+}
+
+/// Yields (to the checker, or the OS) until `n` threads are parked on `sem`. Under loom and
+/// shuttle a yielding loop is explored like any other code; on real threads it is bounded by
+/// the caller's watchdog.
+fn wait_parked(sem: &Semaphore, n: usize) {
+    while sem.parked_threads() < n {
+        thread::yield_now();
+    }
+}
+
+/// (i) `close` wakes every waiter: `waiters` threads acquire on an empty semaphore; the main
+/// thread writes data that is not atomic and closes. With `all_parked`, it first waits until
+/// every waiter is parked (`close` with two or more threads parked); without, `close` races
+/// the acquirers, including one that has set `WAITERS` but not yet parked. Every acquire must
+/// fail, see the write made before `close`, and return; `WAITERS` is clear at the end; under
+/// the checkers, with `all_parked`, `close` woke each parked thread once, in one call.
+pub(crate) fn close_wakes_waiters(build: Build, waiters: usize, all_parked: bool) {
+    let sem = Arc::new(build.semaphore(0));
+    let data = Arc::new(SharedCell::new(0u32));
+    let handles: Vec<_> = (0..waiters)
+        .map(|_| {
+            let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+            thread::spawn(move || {
+                let refused = sem.acquire().is_err();
+                assert!(
+                    refused,
+                    "close lost: an acquire got a permit from a semaphore nobody adds to"
+                );
+                // SAFETY: the close, which follows the only write, happened-before this
+                // failed acquire returned (what loom checks).
+                data.with(|d| unsafe { *d })
+            })
+        })
+        .collect();
+    if all_parked {
+        wait_parked(&sem, waiters);
+    }
+    // SAFETY: no waiter reads `data` before its acquire has failed, after the close below.
+    data.with_mut(|d| unsafe { *d = 7 });
+    sem.close();
+    let seen = join(handles);
+    assert!(
+        seen.iter().all(|&v| v == 7),
+        "an acquire failed on the close but did not see the write before it: {seen:?}"
+    );
+    assert!(sem.is_closed());
+    assert_waiters_clear(&sem);
+    if all_parked && let Some(stats) = park_stats(&sem) {
+        assert!(
+            stats.woken == waiters && stats.most_woken_by_one_call == waiters,
+            "park table: close must wake each of the {waiters} parked threads once, in one \
+             call ({stats:?})"
+        );
+    }
+}
+
+/// (j) Permits added after `close`, while a thread that was parked at `close` wakes: the
+/// waiter must fail (it never takes the permit), the permit must still count, `try_acquire`
+/// must report `Closed` although a permit is there, and an `is_closed` poller that sees the
+/// close sees the write made before it.
+pub(crate) fn add_after_close(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let data = Arc::new(SharedCell::new(0u32));
+    let waiter = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        thread::spawn(move || {
+            let got = sem.acquire().map(|p| p.forget()).is_ok();
+            assert!(
+                !got,
+                "close lost: a thread parked at close took a permit added after it ({sem:?})"
+            );
+            // SAFETY: the close happened-before the failed acquire returned.
+            data.with(|d| unsafe { *d })
+        })
+    };
+    let poller = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        // SAFETY: the close happened-before `is_closed` returned true (what loom checks).
+        thread::spawn(move || sem.is_closed().then(|| data.with(|d| unsafe { *d })))
+    };
+    wait_parked(&sem, 1);
+    // SAFETY: nobody reads `data` before observing the close below.
+    data.with_mut(|d| unsafe { *d = 9 });
+    sem.close();
+    // Closing twice is harmless: the semaphore stays closed.
+    sem.close();
+    sem.add_permits(1);
+    assert_eq!(
+        sem.try_acquire().map(|p| p.forget()),
+        Err(TryAcquireError::Closed),
+        "close lost: a closed semaphore handed out a permit it holds ({sem:?})"
+    );
+    let seen = join(vec![waiter]);
+    assert_eq!(
+        seen,
+        [9],
+        "the failed acquire did not see the write before close"
+    );
+    let polled = join(vec![poller]);
+    assert!(
+        polled[0].is_none_or(|v| v == 9),
+        "is_closed saw the close but not the write before it"
+    );
+    assert_conserved(&sem, 1);
+    assert_waiters_clear(&sem);
+}
+
+/// (k) Releases racing each other with several threads parked: `waiters` threads park on an
+/// empty semaphore; once all are parked, one release per entry of `sizes` runs, the first
+/// from the main thread and each other from a thread of its own. `sizes` adds up to at least
+/// `waiters`, so a release can find more permits than waiters. Every waiter returns, the
+/// count ends at `sum - waiters`, `WAITERS` is clear, and under the checkers no thread was
+/// woken in vain: `waiters` wake-ups in all, and no release woke more threads than the most
+/// permits one release adds.
+pub(crate) fn releases_race(build: Build, waiters: usize, sizes: &'static [usize]) {
+    let total: usize = sizes.iter().sum();
+    assert!(
+        total >= waiters,
+        "the scenario needs a permit for every waiter"
+    );
+    let sem = Arc::new(build.semaphore(0));
+    let handles: Vec<_> = (0..waiters)
+        .map(|_| {
+            let sem = Arc::clone(&sem);
+            thread::spawn(move || sem.acquire().expect("never closed").forget())
+        })
+        .collect();
+    wait_parked(&sem, waiters);
+    // An add refused while threads are parked leaves the count and the flags alone: if it
+    // cleared WAITERS, the releases below would take the fast path and wake nobody.
+    let err = sem
+        .try_add_permits(usize::MAX)
+        .expect_err("an add of usize::MAX permits succeeded");
+    assert_eq!(
+        (err.available(), err.added()),
+        (0, usize::MAX),
+        "refused add: it reports {err:?} on an empty semaphore"
+    );
+    let releasers: Vec<_> = sizes[1..]
+        .iter()
+        .map(|&n| {
+            let sem = Arc::clone(&sem);
+            thread::spawn(move || sem.add_permits(n))
+        })
+        .collect();
+    sem.add_permits(sizes[0]);
+    join(releasers);
+    join(handles);
+    assert_conserved(&sem, total - waiters);
+    assert_waiters_clear(&sem);
+    if let Some(stats) = park_stats(&sem) {
+        let largest = sizes.iter().copied().max().unwrap_or(0);
+        assert!(
+            stats.woken == waiters && stats.most_woken_by_one_call <= largest,
+            "park table: {waiters} parked threads and releases of {sizes:?} permits must \
+             cost {waiters} wake-ups, at most {largest} per release ({stats:?})"
+        );
+    }
+}
+
+/// Every order in which `ops` could have taken effect, applied to a count starting at
+/// `start`, as the results each order would give: `Ok` or the count a refused add saw.
+/// An `Op` is `+n` (an add of n) or `-1` (a take).
+fn possible_results(start: usize, ops: &[isize]) -> Vec<Vec<Result<(), usize>>> {
+    fn permutations(n: usize) -> Vec<Vec<usize>> {
+        if n == 0 {
+            return vec![vec![]];
+        }
+        let mut all = Vec::new();
+        for p in permutations(n - 1) {
+            for at in 0..=p.len() {
+                let mut q = p.clone();
+                q.insert(at, n - 1);
+                all.push(q);
+            }
+        }
+        all
+    }
+    permutations(ops.len())
+        .into_iter()
+        .map(|order| {
+            let mut count = start;
+            let mut results = vec![Ok(()); ops.len()];
+            for i in order {
+                let op = ops[i];
+                if op < 0 {
+                    if count == 0 {
+                        results[i] = Err(count);
+                    } else {
+                        count -= 1;
+                    }
+                } else if op.unsigned_abs() > Semaphore::MAX_PERMITS - count {
+                    results[i] = Err(count);
+                } else {
+                    count += op.unsigned_abs();
+                }
+            }
+            results
+        })
+        .collect()
+}
+
+/// (l) Additions refused near `MAX_PERMITS`, racing a take and each other: the semaphore
+/// holds `MAX_PERMITS - 1`; one thread adds 2, one takes a permit, the main thread adds 1.
+/// Each refused add must report the count it saw and the amount it tried, and together the
+/// results must be those of some order of the three operations; at the end the count is
+/// exactly what the successful ones left and no flag is set (a refused add touches nothing).
+pub(crate) fn refused_adds_near_max(build: Build) {
+    const MAX: usize = Semaphore::MAX_PERMITS;
+    let sem = Arc::new(build.semaphore(MAX - 1));
+    let outcome = |r: Result<(), AddPermitsError>, n: usize| {
+        r.map_err(|e| {
+            assert_eq!(
+                e.added(),
+                n,
+                "refused add: it reports {e:?} for an add of {n}"
+            );
+            e.available()
+        })
+    };
+    let adder = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || outcome(sem.try_add_permits(2), 2))
+    };
+    let taker = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || {
+            sem.try_acquire().map(|p| p.forget()).map_err(|e| match e {
+                TryAcquireError::NoPermits => 0,
+                TryAcquireError::Closed => usize::MAX,
+            })
+        })
+    };
+    let main = outcome(sem.try_add_permits(1), 1);
+    let results = vec![
+        join(vec![adder]).remove(0),
+        join(vec![taker]).remove(0),
+        main,
+    ];
+    let possible = possible_results(MAX - 1, &[2, -1, 1]);
+    assert!(
+        possible.contains(&results),
+        "impossible results: add 2, take 1, add 1 on {} gave {results:?} ({sem:?})",
+        MAX - 1
+    );
+    let added: usize = [(results[0], 2), (results[2], 1)]
+        .iter()
+        .filter(|(r, _)| r.is_ok())
+        .map(|(_, n)| n)
+        .sum();
+    let expected = MAX - 1 - usize::from(results[1].is_ok()) + added;
+    assert_eq!(
+        sem.available_permits(),
+        expected,
+        "refused add: the count is not what the successful operations left ({sem:?})"
+    );
+    let state = format!("{sem:?}");
+    assert!(
+        state.contains("waiters: false") && state.contains("closed: false"),
+        "refused add: a flag changed: {state}"
+    );
+    assert_eq!(
+        Semaphore::MAX_PERMITS,
+        usize::MAX >> 3,
+        "MAX_PERMITS must stay usize::MAX >> 3"
+    );
+    if let Some(stats) = park_stats(&sem) {
+        assert!(
+            stats.parks == 0 && stats.unpark_calls == 0,
+            "park table: nobody waits here, so no call may enter the table ({stats:?})"
+        );
+    }
+}
+
+/// The payload of the deliberate panic in [`unwind_and_move`], so it can be told apart from a
+/// checker's own failure (which must propagate).
+#[derive(Debug)]
+struct DeliberatePanic;
+
+/// Silences the default panic message for [`DeliberatePanic`] alone (installed once, from
+/// inside a running model, so it wraps any hook the checker installed; every other panic is
+/// passed on unchanged).
+fn quiet_deliberate_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<DeliberatePanic>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// (m) A holder that panics while another thread waits, holding an `OwnedPermit` that was
+/// moved to it from the thread that acquired it: the permit must come back during unwinding
+/// (the waiter gets it, with the holder's writes visible), one holder at a time, the permit
+/// conserved. The panic is caught inside the holder's thread, since loom and shuttle fail a
+/// model on any thread's panic; anything else caught there (a checker's own failure) is
+/// re-raised.
+pub(crate) fn unwind_and_move(build: Build) {
+    quiet_deliberate_panics();
+    // A std `Arc`, which `acquire_owned` takes (under loom its reference counts are not
+    // tracked, which this scenario does not need).
+    let sem = std::sync::Arc::new(build.semaphore(1));
+    let data = Arc::new(SharedCell::new(0u32));
+    let holders = Arc::new(Holders::new(1));
+    let permit = std::sync::Arc::clone(&sem)
+        .acquire_owned()
+        .expect("the permit is free");
+    holders.enter();
+    let waiter = {
+        let sem = std::sync::Arc::clone(&sem);
+        let (data, holders) = (Arc::clone(&data), Arc::clone(&holders));
+        thread::spawn(move || {
+            let p = sem.acquire().expect("never closed");
+            // Read before `holders.enter()`: the holder counter's `SeqCst` read-modify-writes
+            // would otherwise order this read after the holder's `leave`, and hide a missing
+            // edge in the semaphore.
+            // SAFETY: the permit, returned by the panicking holder after its write, orders
+            // that write before this read (what loom checks).
+            let seen = data.with(|d| unsafe { *d });
+            holders.enter();
+            holders.leave();
+            drop(p);
+            seen
+        })
+    };
+    let holder = {
+        let (data, holders) = (Arc::clone(&data), Arc::clone(&holders));
+        thread::spawn(move || {
+            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                let _moved = permit;
+                // SAFETY: this thread holds the only permit.
+                data.with_mut(|d| unsafe { *d = 5 });
+                holders.leave();
+                std::panic::panic_any(DeliberatePanic);
+            }));
+            match unwound {
+                Err(payload) if payload.is::<DeliberatePanic>() => {}
+                Err(payload) => std::panic::resume_unwind(payload),
+                Ok(()) => unreachable!("the holder panics"),
+            }
+        })
+    };
+    join(vec![holder]);
+    let seen = join(vec![waiter]);
+    assert_eq!(
+        seen,
+        [5],
+        "the permit a panicking holder returned did not carry its write"
+    );
+    assert_conserved(&sem, 1);
+    assert_waiters_clear(&sem);
 }

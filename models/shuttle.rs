@@ -122,9 +122,63 @@ fn visibility() {
     });
 }
 
+#[test]
+fn close_wakes_four_parked() {
+    // 5 000 + 5 000 iterations.
+    check("close_wakes_four_parked", 5000, || {
+        scenarios::close_wakes_waiters(Build::CORRECT, 4, true)
+    });
+}
+
+#[test]
+fn close_races_four_acquirers() {
+    // 5 000 + 5 000 iterations.
+    check("close_races_four_acquirers", 5000, || {
+        scenarios::close_wakes_waiters(Build::CORRECT, 4, false)
+    });
+}
+
+#[test]
+fn add_after_close() {
+    // 20 000 + 20 000 iterations.
+    check("add_after_close", 20000, || {
+        scenarios::add_after_close(Build::CORRECT)
+    });
+}
+
+#[test]
+fn releases_race() {
+    // Three waiters and releases of 2 and 1 (the filter stops after two unparks, and the
+    // second release can find more permits than waiters); four waiters and releases of 2, 1
+    // and 2 from three threads. 5 000 + 5 000 iterations each.
+    check("releases_race 3 [2, 1]", 5000, || {
+        scenarios::releases_race(Build::CORRECT, 3, &[2, 1])
+    });
+    check("releases_race 4 [2, 1, 2]", 5000, || {
+        scenarios::releases_race(Build::CORRECT, 4, &[2, 1, 2])
+    });
+}
+
+#[test]
+fn refused_adds_near_max() {
+    // 20 000 + 20 000 iterations.
+    check("refused_adds_near_max", 20000, || {
+        scenarios::refused_adds_near_max(Build::CORRECT)
+    });
+}
+
+#[test]
+fn unwind_and_move() {
+    // 20 000 + 20 000 iterations.
+    check("unwind_and_move", 20000, || {
+        scenarios::unwind_and_move(Build::CORRECT)
+    });
+}
+
 /// The catch tests: each flaw shuttle can see must be reported with the property it
 /// violates. `RelaxedOrdering` is not among them: shuttle runs every atomic operation as
-/// `SeqCst`, so a weakened ordering changes nothing it can observe (loom catches it).
+/// `SeqCst`, so a weakened ordering changes nothing it can observe (two loom models catch
+/// it).
 #[cfg(feature = "broken_sema")]
 mod catches {
     use super::{Build, scenarios};
@@ -141,20 +195,18 @@ mod catches {
 
     #[test]
     #[should_panic(expected = "deadlock! blocked tasks")]
-    fn catches_lost_waiters() {
+    fn catches_stale_validate() {
         shuttle::check_random(
-            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3),
+            || scenarios::wakes_every_waiter(Build::flawed(Flaw::StaleValidate), 3),
             1000,
         );
     }
 
-    /// Shuttle's blind spot, pinned so the README's claim stays true: the relaxed flaw
-    /// passes every schedule here, because shuttle makes all atomics sequentially
-    /// consistent. (Loom's `catches_relaxed_ordering` is the check that sees it.)
     #[test]
-    fn relaxed_ordering_is_invisible_to_shuttle() {
+    #[should_panic(expected = "deadlock! blocked tasks")]
+    fn catches_lost_waiters() {
         shuttle::check_random(
-            || scenarios::visibility(Build::flawed(Flaw::RelaxedOrdering), 3),
+            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3),
             1000,
         );
     }
@@ -186,7 +238,7 @@ mod replay {
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3),
-            "910240f4b780e9f39cbbd5c90180048a046988a04593160549242902000810a42492944890",
+            "910242d8e18096adbccab6a401802401966919106441a46459b06c4bb605180620d9906d0300",
         );
     }
 
@@ -224,7 +276,8 @@ mod replay {
 /// program is a permit count and, per thread, a list of operations. Proptest shrinks a
 /// failing program to a minimal one (fewer threads, fewer and simpler operations).
 mod programs {
-    use parksema::__model::{Arc, thread};
+    use parksema::__model::{Arc, AtomicBool, AtomicUsize, Ordering, thread};
+    use parksema::{Semaphore, TryAcquireError};
     use proptest::prelude::*;
     use proptest::test_runner::{Config as ProptestConfig, TestRunner};
 
@@ -243,6 +296,8 @@ mod programs {
         /// `acquire` one, `try_acquire` up to `n - 1` more, forget them all, add them back at
         /// once (one unpark of several waiters).
         Batch(usize),
+        /// `try_add_permits(usize::MAX)`, which must be refused whatever the count.
+        Overfill,
         /// `close`: from then on every acquire fails; permits still come back.
         Close,
     }
@@ -260,6 +315,7 @@ mod programs {
             2 => Just(Op::TryHold),
             2 => Just(Op::Recycle),
             2 => (2..=3usize).prop_map(Op::Batch),
+            1 => Just(Op::Overfill),
             1 => Just(Op::Close),
         ]
     }
@@ -274,48 +330,137 @@ mod programs {
             .prop_map(|(permits, threads)| Program { permits, threads })
     }
 
-    /// Runs `program` on real (checker) threads against `build`, asserting the invariants.
+    /// What the threads of a program have done, kept beside the semaphore so that each
+    /// operation's result can be checked where it happens against what is possible then.
+    #[derive(Debug)]
+    struct Shadow {
+        /// Permits claimed: raised by one before every attempt to take a permit, lowered
+        /// after a failed attempt and after a permit's return has completed. Every permit
+        /// that is out belongs to a claim, so at every instant the permits out are at most
+        /// this.
+        claimed: AtomicUsize,
+        /// The most `claimed` has ever been.
+        peak: AtomicUsize,
+        /// Set once a `close` call has returned.
+        closed: AtomicBool,
+    }
+
+    impl Shadow {
+        fn claim(&self) {
+            let now = self.claimed.fetch_add(1, Ordering::SeqCst) + 1;
+            self.peak.fetch_max(now, Ordering::SeqCst);
+        }
+
+        fn unclaim(&self, n: usize) {
+            self.claimed.fetch_sub(n, Ordering::SeqCst);
+        }
+
+        fn closed(&self) -> bool {
+            self.closed.load(Ordering::SeqCst)
+        }
+    }
+
+    /// A `try_acquire` that found no permit is only possible if, at some instant of the call,
+    /// every permit was out: then `claimed` reached the permit count.
+    fn check_no_permits(shadow: &Shadow, permits: usize, sem: &Semaphore) {
+        let peak = shadow.peak.load(Ordering::SeqCst);
+        assert!(
+            peak >= permits,
+            "impossible results: try_acquire found no permit, but at most {peak} of {permits}              were ever out ({sem:?})"
+        );
+    }
+
+    /// Runs `program` on real (checker) threads against `build`, asserting the invariants at
+    /// every step and at the end.
     pub(super) fn run(program: &Program, build: Build) {
-        let sem = Arc::new(build.semaphore(program.permits));
-        let holders = Arc::new(scenarios::Holders::new(program.permits));
+        let permits = program.permits;
+        let sem = Arc::new(build.semaphore(permits));
+        let holders = Arc::new(scenarios::Holders::new(permits));
+        let shadow = Arc::new(Shadow {
+            claimed: AtomicUsize::new(0),
+            peak: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+        });
         let handles: Vec<_> = program
             .threads
             .iter()
             .cloned()
             .map(|ops| {
-                let (sem, holders) = (Arc::clone(&sem), Arc::clone(&holders));
+                let (sem, holders, shadow) =
+                    (Arc::clone(&sem), Arc::clone(&holders), Arc::clone(&shadow));
                 thread::spawn(move || {
+                    // An acquire that starts after a close returned must fail.
+                    let acquire = || {
+                        let after_close = shadow.closed();
+                        shadow.claim();
+                        let r = sem.acquire();
+                        match &r {
+                            Ok(_) => {
+                                assert!(
+                                    !after_close,
+                                    "close lost: an acquire that started after close returned                                      got a permit ({sem:?})"
+                                );
+                                holders.enter();
+                            }
+                            Err(_) => shadow.unclaim(1),
+                        }
+                        r.ok()
+                    };
+                    let try_acquire = || {
+                        let after_close = shadow.closed();
+                        shadow.claim();
+                        match sem.try_acquire() {
+                            Ok(p) => {
+                                assert!(
+                                    !after_close,
+                                    "close lost: a try_acquire that started after close                                      returned got a permit ({sem:?})"
+                                );
+                                holders.enter();
+                                Some(p)
+                            }
+                            Err(e) => {
+                                if e == TryAcquireError::NoPermits {
+                                    check_no_permits(&shadow, permits, &sem);
+                                } else {
+                                    assert!(
+                                        shadow.closed() || sem.is_closed(),
+                                        "try_acquire reported Closed on an open semaphore"
+                                    );
+                                }
+                                shadow.unclaim(1);
+                                None
+                            }
+                        }
+                    };
                     for op in ops {
                         match op {
                             Op::Hold => {
-                                if let Ok(p) = sem.acquire() {
-                                    holders.enter();
+                                if let Some(p) = acquire() {
                                     holders.leave();
                                     drop(p);
+                                    shadow.unclaim(1);
                                 }
                             }
                             Op::TryHold => {
-                                if let Ok(p) = sem.try_acquire() {
-                                    holders.enter();
+                                if let Some(p) = try_acquire() {
                                     holders.leave();
                                     drop(p);
+                                    shadow.unclaim(1);
                                 }
                             }
                             Op::Recycle => {
-                                if let Ok(p) = sem.acquire() {
-                                    holders.enter();
+                                if let Some(p) = acquire() {
                                     holders.leave();
                                     p.forget();
                                     sem.add_permits(1);
+                                    shadow.unclaim(1);
                                 }
                             }
                             Op::Batch(n) => {
-                                let Ok(first) = sem.acquire() else { continue };
-                                holders.enter();
+                                let Some(first) = acquire() else { continue };
                                 let mut batch = vec![first];
                                 while batch.len() < n {
-                                    let Ok(p) = sem.try_acquire() else { break };
-                                    holders.enter();
+                                    let Some(p) = try_acquire() else { break };
                                     batch.push(p);
                                 }
                                 let taken = batch.len();
@@ -324,8 +469,21 @@ mod programs {
                                     p.forget();
                                 }
                                 sem.add_permits(taken);
+                                shadow.unclaim(taken);
                             }
-                            Op::Close => sem.close(),
+                            Op::Overfill => {
+                                let err = sem
+                                    .try_add_permits(usize::MAX)
+                                    .expect_err("an add of usize::MAX permits succeeded");
+                                assert!(
+                                    err.added() == usize::MAX && err.available() <= permits,
+                                    "refused add: it reports {err:?} on a semaphore of at                                      most {permits} permits"
+                                );
+                            }
+                            Op::Close => {
+                                sem.close();
+                                shadow.closed.store(true, Ordering::SeqCst);
+                            }
                         }
                     }
                 })
@@ -338,12 +496,15 @@ mod programs {
         }
         let left = sem.available_permits();
         assert!(
-            left <= program.permits,
-            "over-issue: {left} permits left > {} put in ({sem:?})",
-            program.permits
+            left <= permits,
+            "over-issue: {left} permits left > {permits} put in ({sem:?})"
         );
-        assert_eq!(left, program.permits, "permits lost: {sem:?}");
-        assert_eq!(sem.parked_threads(), 0, "a thread is still parked: {sem:?}");
+        assert_eq!(left, permits, "permits lost: {sem:?}");
+        let state = format!("{sem:?}");
+        assert!(
+            state.contains("waiters: false"),
+            "WAITERS left set with nobody parked: {state}"
+        );
     }
 
     /// 64 programs × 100 random schedules each: about 2 s. Proptest's own case count is

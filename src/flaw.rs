@@ -34,10 +34,23 @@ pub enum Flaw {
     /// `Release`: the count stays exact, but a holder's writes no longer happen-before the
     /// next holder's reads.
     ///
-    /// Caught by: loom's model `visibility` (a causality violation on the data the permit
-    /// protects). Shuttle cannot see it (it runs every atomic as `SeqCst`), nor can stress
-    /// tests on x86-64 (every locked read-modify-write is a full barrier there).
+    /// Caught by: loom's models `visibility` and `unwind_and_move` (a causality violation on
+    /// the data the permit protects). Shuttle cannot see it (it runs every atomic as
+    /// `SeqCst`), nor can stress tests on x86-64 (every locked read-modify-write is a full
+    /// barrier there).
     RelaxedOrdering,
+
+    /// `park`'s `validate` decides on a state word read *before* the bucket lock is taken
+    /// (a time-of-check/time-of-use gap), instead of reading it under the lock. A release that
+    /// lands in the gap finds nobody queued and clears `WAITERS`; the thread then parks on the
+    /// stale "exactly `WAITERS`", with a permit free and nobody left to wake it: a lost
+    /// wakeup that needs a thread to stop in the gap while another releases.
+    ///
+    /// Caught by: loom's deadlock report (models `waiters_bit_races` and
+    /// `wakes_every_waiter`; the smallest preemption bound that finds it is in the README's
+    /// depth table) and shuttle's (`catches_stale_validate`). Real threads rarely stop in the
+    /// gap (the matrix reports how often).
+    StaleValidate,
 }
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
@@ -68,4 +81,24 @@ pub(crate) fn relaxed_ordering() -> Ordering {
 pub(crate) fn lost_waiters_clears(result: &UnparkResult) -> bool {
     let _ = result.have_more_threads;
     true
+}
+
+/// Whether `flaw` is the one in force. A function here, not a comparison in the state
+/// machine, for the flaws that only the checkers catch: `cargo mutants` runs the real build's
+/// tests, which cannot catch such a flaw switched on for every semaphore, so the switch must
+/// not be a mutation target (this file is not mutated).
+pub(crate) fn is(flaw: Option<Flaw>, which: Flaw) -> bool {
+    flaw == Some(which)
+}
+
+/// The [`Flaw::StaleValidate`] decision: park if the word read before the lock, `seen`, was
+/// exactly `waiters`; the word now is ignored. The gap before the lock yields
+/// (`sync::flaw_window`) so that real threads fall into it now and then.
+pub(crate) fn stale_validate(seen: usize, waiters: usize) -> bool {
+    seen == waiters
+}
+
+/// The gap of [`Flaw::StaleValidate`], between its early read and the bucket lock.
+pub(crate) fn stale_validate_gap() {
+    flaw_window();
 }

@@ -102,6 +102,13 @@ pub struct Semaphore {
     flaw: Option<Flaw>,
 }
 
+/// Whether a thread may park when the state word is `s`: only in the state exactly
+/// `WAITERS` (no permit, not closed, the bit set). The parking thread's `validate` asks this
+/// under the bucket lock.
+fn may_park(s: usize) -> bool {
+    s == WAITERS
+}
+
 /// Builds the initial state word, refusing counts that do not fit.
 const fn initial_state(permits: usize) -> usize {
     assert!(
@@ -417,6 +424,7 @@ impl Semaphore {
     ///
     #[doc = crate::doc_fence!()]
     /// use parksema::Semaphore;
+    /// use std::time::{Duration, Instant};
     /// use std::{sync::Arc, thread};
     ///
     /// let sem = Arc::new(Semaphore::new(0));
@@ -424,7 +432,11 @@ impl Semaphore {
     ///     let sem = Arc::clone(&sem);
     ///     thread::spawn(move || drop(sem.acquire()))
     /// };
+    /// // Bounded, so that a `parked_threads` that never counts the waiter fails this example
+    /// // instead of hanging it.
+    /// let give_up = Instant::now() + Duration::from_secs(10);
     /// while sem.parked_threads() == 0 {
+    ///     assert!(Instant::now() < give_up, "the waiter never showed up as parked");
     ///     thread::yield_now();
     /// }
     /// sem.add_permits(1);
@@ -447,7 +459,7 @@ impl Semaphore {
     }
 
     /// The park-table key: this semaphore's address.
-    fn key(&self) -> usize {
+    pub(crate) fn key(&self) -> usize {
         core::ptr::from_ref(self).addr()
     }
 
@@ -567,7 +579,19 @@ impl Semaphore {
         // Runs under the bucket lock, which every clear of WAITERS also holds, so a clear
         // either happened before (and this sees it) or happens after this thread is queued
         // (and the clearing unpark finds it).
-        let validate = || self.state.load(Ordering::Relaxed) == WAITERS;
+        #[cfg(feature = "broken_sema")]
+        let stale = flaw::is(self.flaw, Flaw::StaleValidate).then(|| {
+            let seen = self.state.load(Ordering::Relaxed);
+            flaw::stale_validate_gap();
+            seen
+        });
+        let validate = || {
+            #[cfg(feature = "broken_sema")]
+            if let Some(seen) = stale {
+                return flaw::stale_validate(seen, WAITERS);
+            }
+            may_park(self.state.load(Ordering::Relaxed))
+        };
         // No timeout is passed, so `timed_out` is never called.
         let timed_out = |_, _| {};
         // SAFETY:
@@ -742,10 +766,32 @@ mod tests {
         );
     }
 
+    /// The state table's rule, row by row: a thread may park only in the state exactly
+    /// `WAITERS`. Parking in a state that has the bit *and* a permit (or `CLOSED`) is rescued
+    /// by the release (or close) that is about to unpark, so no scenario can see it; this
+    /// test can.
+    #[test]
+    fn a_thread_may_park_only_in_the_state_exactly_waiters() {
+        for permits in [0, 1, 2, Semaphore::MAX_PERMITS] {
+            for closed in [0, CLOSED] {
+                for waiters in [0, WAITERS] {
+                    let s = (permits * ONE) | closed | waiters;
+                    let expected = permits == 0 && closed == 0 && waiters == WAITERS;
+                    assert_eq!(may_park(s), expected, "state {s:#x}");
+                }
+            }
+        }
+    }
+
     #[cfg(feature = "broken_sema")]
     #[test]
     fn only_the_relaxed_ordering_flaw_weakens_permit_orderings() {
-        for flaw in [None, Some(Flaw::OverIssue), Some(Flaw::LostWaiters)] {
+        for flaw in [
+            None,
+            Some(Flaw::OverIssue),
+            Some(Flaw::LostWaiters),
+            Some(Flaw::StaleValidate),
+        ] {
             let sem = Semaphore::with_flaw(1, flaw);
             assert_eq!(
                 sem.permit_ordering(Ordering::Acquire),

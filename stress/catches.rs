@@ -93,12 +93,19 @@ fn outcome(run: &ChildRun) -> String {
 
 /// Every scenario against every flaw: prints the checks-by-flaws matrix of this machine and
 /// this build (the README's comes from it) and fails if a flaw that real threads can show
-/// goes uncaught by all. `RelaxedOrdering` is run and reported but not required: on x86-64
-/// every locked read-modify-write is a full barrier, so weakening the orderings changes
-/// nothing the hardware does (loom's model `visibility` is the check that catches it).
+/// goes uncaught by all. Two flaws are run and reported but not required: `RelaxedOrdering`,
+/// because on x86-64 every locked read-modify-write is a full barrier, so weakening the
+/// orderings changes nothing the hardware does (loom's models `visibility` and
+/// `unwind_and_move` catch it); and `StaleValidate`, whose gap real threads rarely stop in
+/// (loom and shuttle catch it).
 #[test]
 fn catches_every_flaw_somewhere() {
-    for flaw in ["OverIssue", "LostWaiters", "RelaxedOrdering"] {
+    for flaw in [
+        "OverIssue",
+        "LostWaiters",
+        "RelaxedOrdering",
+        "StaleValidate",
+    ] {
         let mut caught = 0;
         for scenario in SCENARIOS {
             let run = run_child(scenario, flaw);
@@ -111,7 +118,9 @@ fn catches_every_flaw_somewhere() {
                 outcome(&run)
             );
         }
-        if flaw != "RelaxedOrdering" {
+        // RelaxedOrdering cannot be seen on x86-64 (above); StaleValidate's gap is one
+        // yield wide, which real threads rarely stop in: both are reported, not required.
+        if flaw != "RelaxedOrdering" && flaw != "StaleValidate" {
             assert!(caught > 0, "no scenario caught {flaw}");
         }
     }

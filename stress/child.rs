@@ -49,6 +49,8 @@ fn build_named(flaw: &str) -> Build {
         "LostWaiters" => Build::flawed(parksema::Flaw::LostWaiters),
         #[cfg(feature = "broken_sema")]
         "RelaxedOrdering" => Build::flawed(parksema::Flaw::RelaxedOrdering),
+        #[cfg(feature = "broken_sema")]
+        "StaleValidate" => Build::flawed(parksema::Flaw::StaleValidate),
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

@@ -163,3 +163,39 @@ fn shared_close_publishes() {
         shared::close_publishes(Build::CORRECT)
     });
 }
+
+#[test]
+fn shared_close_wakes_waiters() {
+    repeat("close_wakes_waiters", ROUNDS / 4, || {
+        shared::close_wakes_waiters(Build::CORRECT, 8, true);
+        shared::close_wakes_waiters(Build::CORRECT, 8, false);
+    });
+}
+
+#[test]
+fn shared_add_after_close() {
+    repeat("add_after_close", ROUNDS, || {
+        shared::add_after_close(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_releases_race() {
+    repeat("releases_race", ROUNDS / 4, || {
+        shared::releases_race(Build::CORRECT, 8, &[2, 1, 3, 2])
+    });
+}
+
+#[test]
+fn shared_refused_adds_near_max() {
+    repeat("refused_adds_near_max", ROUNDS, || {
+        shared::refused_adds_near_max(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_unwind_and_move() {
+    repeat("unwind_and_move", ROUNDS, || {
+        shared::unwind_and_move(Build::CORRECT)
+    });
+}

@@ -15,29 +15,50 @@
 //! - no spurious returns from `park`: it returns `Unparked` only after an unpark chose this
 //!   thread, `TimedOut` only after its deadline passed on the mocked clock, `Invalid` only
 //!   when `validate` said no;
+//! - **happens-before only where the real crate has it.** In `parking_lot_core` an unparker,
+//!   holding the bucket lock, writes the woken thread's token and then its futex word
+//!   (`Release`); the woken thread returns from the futex (`Acquire`) without taking the
+//!   bucket lock again. So a woken thread synchronizes with its waker's history up to that
+//!   point, and with nothing that touches the table after it. Here the unparker, holding the
+//!   table lock, writes the token into the woken thread's own slot (a std cell the checker
+//!   does not track) and calls the checker's `Thread::unpark` at once, with no checker
+//!   operation in between: loom's `unpark` joins the waker's history into the woken thread
+//!   at that moment, the futex store's edge. The woken thread reads its slot without the
+//!   lock; it takes the table lock again only when its deadline has passed, as the real crate
+//!   does on a timeout. (An earlier version re-locked the table to collect the token, which
+//!   ordered the woken thread after every table operation since its waker: other releases,
+//!   other semaphores. [`MockSettings::relock_on_wake`] brings that edge back for
+//!   measurement; what it hid is under "The earlier extra edge" below.)
 //! - timeouts without wall time: a deadline is an `Instant` compared with a mocked clock that
 //!   starts at [`now`] and moves only when a scenario calls [`advance_clock`] (from its own
 //!   thread), so the checker explores every point at which a timeout can fire relative to the
-//!   other threads;
+//!   other threads. Reading the clock synchronizes with nothing (as `Instant::now` does not);
+//! - `SpinWait` spins a bounded number of times ([`SPINS`], or [`MockSettings::spins`]), each
+//!   spin a checker `yield_now`
+//!   (loom accepts a loop that yields), so the checkers explore the spin branch of a
+//!   protocol, not only the park branch;
 //! - the contract is enforced: a callback that calls into the table, a `before_sleep` that
 //!   parks, or a callback that panics fails the run with a message saying which rule was
-//!   broken (the real crate would deadlock, corrupt its queue, or abort).
+//!   broken (the real crate would deadlock, corrupt its queue, or abort);
+//! - per-key counters ([`stats`]): park calls queued, unpark calls, threads woken, and the
+//!   most woken by one call, so a scenario can assert what a call cost in the table.
 //!
 //! What it does not model:
 //!
 //! - several buckets: operations on different keys never run in parallel here;
-//! - `unpark_requeue`, `SpinWait`'s spinning (under a checker `spin` always returns `false`,
-//!   since loom rejects spin loops; the protocol is otherwise identical), and the
-//!   `deadlock_detection` feature;
+//! - `unpark_requeue`, `SpinWait`'s exponential back-off (its spins are yields here), and
+//!   the `deadlock_detection` feature;
 //! - the eventual-fairness timer (`be_fair`), which `parking_lot_core` 0.10 no longer has;
 //! - real time: a timed park never expires unless a scenario advances the clock.
 
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::checker::{Mutex, lazy_static, thread, thread_local};
+use super::model::ParkStats;
 
 #[cfg(feature = "broken_sema")]
 pub(crate) use super::checker::flaw_window;
@@ -47,15 +68,25 @@ pub(crate) use parking_lot_core::{
     UnparkToken,
 };
 
+/// Where an unparker leaves a parked thread's token. A std mutex, which the checkers do not
+/// see: the happens-before edge comes from the checker's `unpark`, called right after the
+/// token is written (see the module docs), not from this cell.
+type Slot = Arc<std::sync::Mutex<Option<UnparkToken>>>;
+
+/// Takes the token out of `slot`, if an unparker left one.
+fn take_token(slot: &Slot) -> Option<UnparkToken> {
+    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+}
+
 /// A parked thread.
 #[derive(Debug)]
 struct Waiter {
-    /// Identifies this park call, so its unpark token can be found.
-    id: u64,
     key: usize,
     token: ParkToken,
     deadline: Option<Instant>,
     thread: thread::Thread,
+    /// Where its unpark token goes.
+    slot: Slot,
 }
 
 /// The whole park table: one bucket.
@@ -63,29 +94,38 @@ struct Waiter {
 struct Table {
     /// Parked threads, oldest first, all keys together.
     queue: VecDeque<Waiter>,
-    /// Tokens handed to unparked threads that have not yet returned from `park`.
-    unparked: Vec<(u64, UnparkToken)>,
-    next_id: u64,
-    /// The mocked clock: `base + elapsed`.
-    base: Instant,
-    elapsed: Duration,
+    /// What happened on each key so far.
+    stats: HashMap<usize, ParkStats>,
 }
 
 impl Table {
-    fn now(&self) -> Instant {
-        self.base + self.elapsed
-    }
-
     fn has_key(&self, key: usize) -> bool {
         self.queue.iter().any(|w| w.key == key)
     }
+
+    fn stats(&mut self, key: usize) -> &mut ParkStats {
+        self.stats.entry(key).or_default()
+    }
+}
+
+/// The mocked clock: a base instant and the time a scenario has advanced it by.
+#[derive(Debug)]
+struct Clock {
+    base: Instant,
+    elapsed: Duration,
 }
 
 lazy_static! {
     static ref TABLE: Mutex<Table> = Mutex::new(Table {
         queue: VecDeque::new(),
-        unparked: Vec::new(),
-        next_id: 0,
+        stats: HashMap::new(),
+    });
+    /// Set when a callback broke the contract (the table lock is then poisoned for good). A
+    /// std atomic: bookkeeping of the mock, not a synchronizing operation of the model.
+    static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    /// A std mutex the checker does not see: reading the clock is not a synchronizing
+    /// operation. Only `advance_clock` writes it, while it holds the table lock.
+    static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
         base: Instant::now(),
         elapsed: Duration::ZERO,
     });
@@ -110,9 +150,16 @@ fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
     }
     let mut table = match TABLE.lock() {
         Ok(table) => table,
-        // This thread is already unwinding (a permit returned by a guard during a panic),
-        // after a task was torn down while it held the table: the run has failed already,
-        // and its first panic is the one to report, not a second one about the poison.
+        // A guard dropped while its thread unwinds poisons the lock (std semantics, which
+        // shuttle's mutex follows): a permit returned by a panicking holder takes the table
+        // lock during unwinding, and that is allowed. Only a callback that broke the contract
+        // makes the table unusable.
+        Err(poisoned) if !BROKEN.load(std::sync::atomic::Ordering::Relaxed) => {
+            poisoned.into_inner()
+        }
+        // This thread is already unwinding after a task was torn down while it held the
+        // table: the run has failed already, and its first panic is the one to report, not
+        // a second one about the poison.
         Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
         Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
     };
@@ -133,19 +180,13 @@ fn callback<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("a non-string panic");
+            BROKEN.store(true, std::sync::atomic::Ordering::Relaxed);
             panic!(
                 "park-table contract violated: the `{name}` callback panicked ({msg}); \
                  parking_lot_core aborts the process when a callback unwinds"
             )
         }
     }
-}
-
-/// What a parked thread finds when it looks at the table.
-enum Wake {
-    Unparked(UnparkToken),
-    TimedOut,
-    Sleep,
 }
 
 /// `parking_lot_core::park`, on the mocked table.
@@ -164,68 +205,75 @@ pub(crate) unsafe fn park(
     park_token: ParkToken,
     timeout: Option<Instant>,
 ) -> ParkResult {
+    let slot: Slot = Arc::default();
     let queued = with_table("park", |table| {
         if !callback("validate", validate) {
-            return None;
+            return false;
         }
-        let id = table.next_id;
-        table.next_id += 1;
         table.queue.push_back(Waiter {
-            id,
             key,
             token: park_token,
             deadline: timeout,
             thread: thread::current(),
+            slot: Arc::clone(&slot),
         });
-        Some(id)
+        table.stats(key).parks += 1;
+        true
     });
-    let Some(id) = queued else {
+    if !queued {
         return ParkResult::Invalid;
-    };
+    }
     callback("before_sleep", before_sleep);
 
     let mut timed_out = Some(timed_out);
     loop {
-        let wake = with_table("park", |table| {
-            if let Some(at) = table.unparked.iter().position(|&(w, _)| w == id) {
-                return Wake::Unparked(table.unparked.swap_remove(at).1);
+        // No lock: the unparker wrote the token and, in the same step, unparked this thread,
+        // which is the one happens-before edge the real crate's futex gives.
+        if let Some(token) = take_token(&slot) {
+            if settings().relock_on_wake {
+                with_table("park", |_| ());
             }
-            match timeout {
-                Some(deadline) if deadline <= table.now() => {
-                    let at = table
-                        .queue
-                        .iter()
-                        .position(|w| w.id == id)
-                        .expect("a thread that was not unparked is still queued");
-                    table.queue.remove(at);
-                    let was_last = !table.has_key(key);
-                    let timed_out = timed_out.take().expect("a park times out once");
-                    callback("timed_out", || timed_out(key, was_last));
-                    Wake::TimedOut
-                }
-                _ => Wake::Sleep,
-            }
-        });
-        match wake {
-            Wake::Unparked(token) => return ParkResult::Unparked(token),
-            Wake::TimedOut => return ParkResult::TimedOut,
-            // The checker's park may return spuriously; the loop looks again, so this one
-            // never does.
-            Wake::Sleep => thread::park(),
+            return ParkResult::Unparked(token);
         }
+        if let Some(deadline) = timeout
+            && deadline <= now()
+        {
+            // The deadline passed: as in the real crate, the thread locks the bucket to
+            // leave the queue, unless an unpark removed it first (then its token is in the
+            // slot, written under the lock this thread now holds).
+            let left = with_table("park", |table| {
+                let at = table
+                    .queue
+                    .iter()
+                    .position(|w| Arc::ptr_eq(&w.slot, &slot))?;
+                table.queue.remove(at);
+                let was_last = !table.has_key(key);
+                let timed_out = timed_out.take().expect("a park times out once");
+                callback("timed_out", || timed_out(key, was_last));
+                Some(ParkResult::TimedOut)
+            });
+            match left {
+                Some(result) => return result,
+                None => continue,
+            }
+        }
+        // The checker's park may return spuriously, or for an earlier `unpark` (the clock's);
+        // the loop looks again, so this one never does.
+        thread::park();
     }
 }
 
 /// Removes the waiters chosen by `choose` (called in FIFO order for each waiter with `key`),
-/// runs `callback` with the result, hands its token to the chosen waiters, and wakes them
-/// after the lock is released.
+/// runs `callback` with the result, and hands its token to the chosen waiters, waking each
+/// while the lock is still held (the real crate's futex store also happens under the lock;
+/// only its wake system call comes after).
 fn unpark_where(
     op: &'static str,
     key: usize,
     mut choose: impl FnMut(ParkToken) -> FilterOp,
     callback_fn: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
-    let (result, woken) = with_table(op, |table| {
+    with_table(op, |table| {
         let mut result = UnparkResult::default();
         let mut chosen = Vec::new();
         let mut kept = VecDeque::with_capacity(table.queue.len());
@@ -250,16 +298,19 @@ fn unpark_where(
         }
         table.queue = kept;
         result.unparked_threads = chosen.len();
+        let stats = table.stats(key);
+        stats.unpark_calls += 1;
+        stats.woken += chosen.len();
+        stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(chosen.len());
         let token = callback("callback", || callback_fn(result));
-        for waiter in &chosen {
-            table.unparked.push((waiter.id, token));
+        for waiter in chosen {
+            *waiter.slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
+            // No checker operation between the write above and this unpark: a woken thread
+            // that finds its token has already been joined with this thread's history.
+            waiter.thread.unpark();
         }
-        (result, chosen)
-    });
-    for waiter in woken {
-        waiter.thread.unpark();
-    }
-    result
+        result
+    })
 }
 
 /// `parking_lot_core::unpark_one`, on the mocked table.
@@ -315,45 +366,108 @@ pub(crate) unsafe fn unpark_filter(
     unpark_where("unpark_filter", key, filter, callback)
 }
 
-/// The mocked clock's current time: the deadline base for timed parks.
+/// The mocked clock's current time: the deadline base for timed parks. It synchronizes with
+/// nothing, as `Instant::now` does not.
 pub fn now() -> Instant {
-    with_table("now", |table| table.now())
+    let clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+    clock.base + clock.elapsed
 }
 
 /// Moves the mocked clock forward by `by` and wakes every parked thread whose deadline has
 /// passed, so it can time out (unless an unpark reaches it first).
 pub fn advance_clock(by: Duration) {
-    let due: Vec<thread::Thread> = with_table("advance_clock", |table| {
-        table.elapsed += by;
-        let now = table.now();
-        table
-            .queue
-            .iter()
-            .filter(|w| w.deadline.is_some_and(|d| d <= now))
-            .map(|w| w.thread.clone())
-            .collect()
+    with_table("advance_clock", |table| {
+        let now = {
+            let mut clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+            clock.elapsed += by;
+            clock.base + clock.elapsed
+        };
+        for w in table.queue.iter() {
+            if w.deadline.is_some_and(|d| d <= now) {
+                w.thread.unpark();
+            }
+        }
     });
-    for t in due {
-        t.unpark();
+}
+
+/// What happened on park-table key `key` in this execution so far.
+pub(crate) fn stats(key: usize) -> ParkStats {
+    with_table("stats", |table| *table.stats(key))
+}
+
+/// How many times an acquirer spins before it parks under a checker, unless
+/// [`MockSettings::spins`] says otherwise. One yield is enough to explore the branch (a
+/// permit returned during the spin is taken without parking); each spin adds a load and a
+/// yield per acquirer and so multiplies the executions loom explores (the cost per model is
+/// measured in `models/loom.rs`).
+pub const SPINS: u32 = 1;
+
+/// Settings of the mocked park table for the models run on this OS thread (loom and shuttle
+/// run every model thread as a coroutine on the thread that called the checker, so a std
+/// thread-local holds for a whole model and for nothing else).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MockSettings {
+    /// Spins before parking ([`SPINS`] by default; 0 parks at once, as the mock did before).
+    pub spins: u32,
+    /// The earlier mock's extra happens-before edge: a woken thread takes the table lock
+    /// again before `park` returns, and so is ordered after every table operation that ran
+    /// since its waker. Off by default (the real crate has no such edge); kept so the evidence
+    /// that it hid a missing ordering (`models/loom.rs`, `mock_edge`) can be re-run.
+    pub relock_on_wake: bool,
+}
+
+impl Default for MockSettings {
+    fn default() -> Self {
+        MockSettings {
+            spins: SPINS,
+            relock_on_wake: false,
+        }
     }
 }
 
-/// `parking_lot_core::SpinWait` under a checker: it never spins (loom rejects spin loops),
-/// so an acquirer goes straight to setting `WAITERS` and parking.
+std::thread_local! {
+    static SETTINGS: Cell<MockSettings> = Cell::new(MockSettings::default());
+}
+
+/// Runs `f` (which runs a checker) with the mocked park table's `settings`, then restores
+/// the previous ones.
+pub fn with_settings<R>(settings: MockSettings, f: impl FnOnce() -> R) -> R {
+    let previous = SETTINGS.with(|s| s.replace(settings));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    SETTINGS.with(|s| s.set(previous));
+    result.unwrap_or_else(|payload| std::panic::resume_unwind(payload))
+}
+
+fn settings() -> MockSettings {
+    SETTINGS.with(Cell::get)
+}
+
+/// `parking_lot_core::SpinWait` under a checker: [`MockSettings::spins`] spins, each a
+/// checker `yield_now` (the real one spins with back-off and then yields the CPU, 10 times).
 #[derive(Debug, Default)]
-pub(crate) struct SpinWait(());
+pub(crate) struct SpinWait {
+    counter: u32,
+}
 
 impl SpinWait {
     pub(crate) fn new() -> Self {
-        SpinWait(())
+        SpinWait { counter: 0 }
     }
 
-    /// Always `false`: "stop spinning and park".
+    /// Spins once more and returns `true`, or returns `false` ("stop spinning and park") once
+    /// the allowed spins were made since the last reset.
     pub(crate) fn spin(&mut self) -> bool {
-        false
+        if self.counter >= settings().spins {
+            return false;
+        }
+        self.counter += 1;
+        thread::yield_now();
+        true
     }
 
-    pub(crate) fn reset(&mut self) {}
+    pub(crate) fn reset(&mut self) {
+        self.counter = 0;
+    }
 }
 
 /// The mock's own tests, run under whichever checker is enabled: `cargo test --lib --features
@@ -632,6 +746,81 @@ mod tests {
                 ParkResult::TimedOut => assert_eq!(unparked.unparked_threads, 0),
                 other => panic!("unexpected park result {other:?}"),
             }
+        });
+    }
+
+    #[test]
+    fn a_woken_thread_sees_what_its_waker_did_before_unparking() {
+        check(|| {
+            let data = Arc::new(crate::sync::model::SharedCell::new(0u32));
+            let seen = Arc::clone(&data);
+            let waiter = thread::spawn(move || {
+                // SAFETY: key 11 is this test's; the callbacks return constants.
+                let r = unsafe { park(11, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+                assert!(r.is_unparked());
+                // SAFETY: the waker wrote before unparking this thread: the one edge the real
+                // crate's futex gives, which loom checks here.
+                seen.with(|v| unsafe { *v })
+            });
+            wait_queued(11, 1);
+            // SAFETY: the waiter reads only once it is unparked below.
+            data.with_mut(|v| unsafe { *v = 3 });
+            // SAFETY: the callback returns a constant.
+            unsafe { unpark_one(11, |_| DEFAULT_UNPARK_TOKEN) };
+            assert_eq!(waiter.join().unwrap(), 3);
+        });
+    }
+
+    #[test]
+    fn stats_count_per_key() {
+        check(|| {
+            let waiters = park_all(&[12, 12, 13]);
+            wait_queued(12, 2);
+            wait_queued(13, 1);
+            // SAFETY: the callbacks return constants.
+            unsafe { unpark_filter(12, |_| FilterOp::Unpark, |_| DEFAULT_UNPARK_TOKEN) };
+            // SAFETY: as above.
+            unsafe { unpark_one(13, |_| DEFAULT_UNPARK_TOKEN) };
+            // SAFETY: as above.
+            unsafe { unpark_one(13, |_| DEFAULT_UNPARK_TOKEN) };
+            for h in waiters {
+                assert!(h.join().unwrap().1.is_unparked());
+            }
+            let twelve = ParkStats {
+                parks: 2,
+                unpark_calls: 1,
+                woken: 2,
+                most_woken_by_one_call: 2,
+            };
+            let thirteen = ParkStats {
+                parks: 1,
+                unpark_calls: 2,
+                woken: 1,
+                most_woken_by_one_call: 1,
+            };
+            assert_eq!((stats(12), stats(13)), (twelve, thirteen));
+            assert_eq!(stats(14), ParkStats::default());
+        });
+    }
+
+    #[test]
+    fn spin_wait_spins_a_bounded_number_of_times() {
+        check(|| {
+            for spins in [0, 1, 3] {
+                let settings = MockSettings {
+                    spins,
+                    relock_on_wake: false,
+                };
+                SETTINGS.with(|s| s.set(settings));
+                let mut spin = SpinWait::new();
+                for _ in 0..spins {
+                    assert!(spin.spin());
+                }
+                assert!(!spin.spin(), "more than {spins} spins");
+                spin.reset();
+                assert_eq!(spin.spin(), spins > 0, "reset starts the count again");
+            }
+            SETTINGS.with(|s| s.set(MockSettings::default()));
         });
     }
 

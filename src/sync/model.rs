@@ -24,7 +24,33 @@ pub use shuttle::{
 };
 
 #[cfg(any(feature = "loom", feature = "shuttle"))]
-pub use super::mock::{advance_clock, now};
+pub use super::mock::{MockSettings, SPINS, advance_clock, now, with_settings};
+
+/// What one semaphore has cost in the park table so far, as the mocked park table counts it
+/// per key (under `loom` and `shuttle`; each execution starts from zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ParkStats {
+    /// `park` calls whose `validate` let the thread queue.
+    pub parks: usize,
+    /// `unpark_*` calls on this key (a release that found `WAITERS`, or `close`).
+    pub unpark_calls: usize,
+    /// Threads those calls unparked, in all.
+    pub woken: usize,
+    /// The most threads one of those calls unparked.
+    pub most_woken_by_one_call: usize,
+}
+
+/// The park-table counters of `sem`: `Some` under the checkers, whose mocked table counts
+/// them; `None` on real threads (the library's own unit tests count the real table).
+pub fn park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
+    #[cfg(any(feature = "loom", feature = "shuttle"))]
+    return Some(super::mock::stats(sem.key()));
+    #[cfg(not(any(feature = "loom", feature = "shuttle")))]
+    {
+        let _ = sem;
+        None
+    }
+}
 
 #[cfg(feature = "loom")]
 type Inner<T> = loom::cell::UnsafeCell<T>;

@@ -1,20 +1,25 @@
-//! Mutants that `cargo mutants` cannot make: memory orderings, literals and constants,
-//! arguments and method calls. Each is applied by hand to a copy of the workspace and run
-//! against the check that should catch it; `cargo xtask mutants --by-hand` reports which
-//! were caught and writes `mutants/by-hand.md`.
+//! Mutants that `cargo mutants` cannot make (memory orderings, literals and constants,
+//! arguments and method calls) and the breakages that demonstrate each row of
+//! `docs/promises.md`. Each is applied by hand to a copy of the workspace and run against
+//! every check listed for it, each of which must fail; `cargo xtask mutants --by-hand`
+//! reports which were caught by which check and writes `mutants/by-hand.md`.
 
 /// One hand-made mutant.
 pub(crate) struct HandMutant {
     /// A short name.
     pub(crate) id: &'static str,
+    /// The promise of `docs/promises.md` it breaks (its row's number), if any.
+    pub(crate) promise: Option<u8>,
     /// The file it changes, relative to the workspace root.
     pub(crate) file: &'static str,
     /// The original text, which must occur exactly once in `file`.
     pub(crate) find: &'static str,
     /// What replaces it.
     pub(crate) replace: &'static str,
-    /// The check that must fail: which build and which tests.
-    pub(crate) check: Check,
+    /// The checks that must each fail: in two builds wherever two can see the breakage.
+    pub(crate) checks: &'static [Check],
+    /// Why fewer than two builds' checks are listed, where that is so.
+    pub(crate) why_one_build: Option<&'static str>,
 }
 
 /// A check: the `cargo test` arguments that run it.
@@ -22,143 +27,386 @@ pub(crate) struct HandMutant {
 pub(crate) struct Check {
     /// Shown in the report.
     pub(crate) name: &'static str,
+    /// The build it runs in: `real`, `loom` or `shuttle`.
+    pub(crate) build: &'static str,
     /// Arguments after `cargo`.
     pub(crate) args: &'static [&'static str],
 }
 
-const LOOM_VISIBILITY: Check = Check {
-    name: "loom `visibility` (g)",
+/// A loom model of `models/loom.rs`, by name.
+macro_rules! loom {
+    ($model:literal) => {
+        Check {
+            name: concat!("loom `", $model, "`"),
+            build: "loom",
+            args: &[
+                "test",
+                "-p",
+                "parksema",
+                "--features",
+                "loom",
+                "--test",
+                "loom",
+                "--",
+                "--exact",
+                $model,
+            ],
+        }
+    };
+}
+
+/// A shuttle test of `models/shuttle.rs`, by name.
+macro_rules! shuttle {
+    ($test:literal) => {
+        Check {
+            name: concat!("shuttle `", $test, "`"),
+            build: "shuttle",
+            args: &[
+                "test",
+                "-p",
+                "parksema",
+                "--features",
+                "shuttle",
+                "--test",
+                "shuttle",
+                "--",
+                "--exact",
+                $test,
+            ],
+        }
+    };
+}
+
+/// A real-thread stress test of `stress/`, by name (debug sizes).
+macro_rules! stress {
+    ($test:literal) => {
+        Check {
+            name: concat!("real `stress::", $test, "`"),
+            build: "real",
+            args: &[
+                "test",
+                "-p",
+                "parksema",
+                "--features",
+                "broken_sema",
+                "--test",
+                "stress",
+                "--",
+                "--exact",
+                $test,
+            ],
+        }
+    };
+}
+
+/// The library's unit tests (`src/semaphore.rs`), real build.
+const REAL_UNIT: Check = Check {
+    name: "real unit tests (`src/semaphore.rs`)",
+    build: "real",
     args: &[
         "test",
+        "-p",
+        "parksema",
         "--features",
-        "loom",
-        "--test",
-        "loom",
-        "--",
-        "--exact",
-        "visibility",
+        "broken_sema",
+        "--lib",
     ],
 };
-const LOOM_CLOSE_PUBLISHES: Check = Check {
-    name: "loom `close_publishes` (h)",
+/// The single-threaded API tests (`tests/api.rs`), real build.
+const REAL_API: Check = Check {
+    name: "real API tests (`tests/api.rs`)",
+    build: "real",
     args: &[
         "test",
+        "-p",
+        "parksema",
         "--features",
-        "loom",
+        "broken_sema",
         "--test",
-        "loom",
-        "--",
-        "--exact",
-        "close_publishes",
+        "api",
     ],
-};
-const REAL: Check = Check {
-    name: "real build: `cargo test -p parksema` (the mutants suite)",
-    args: &["test", "-p", "parksema", "--features", "broken_sema"],
 };
 
-/// The hand-made mutants, in the order of `mutants/README.md`'s list.
+/// The hand-made mutants: first those `cargo mutants` cannot make, then the breakages of
+/// `docs/promises.md` not already among them.
 pub(crate) const MUTANTS: &[HandMutant] = &[
     // Orderings: each Acquire/Release that pairs with another, weakened to Relaxed (a fence
-    // is deleted, since `fence(Relaxed)` panics).
+    // is deleted, since `fence(Relaxed)` panics). Only loom can see them (shuttle runs every
+    // atomic as SeqCst; x86-64 makes every locked read-modify-write a full barrier), so the
+    // second check is a second loom model.
     HandMutant {
         id: "take_one: Acquire CAS -> Relaxed",
+        promise: Some(5),
         file: "src/semaphore.rs",
         find: "self.permit_ordering(Ordering::Acquire)",
         replace: "self.permit_ordering(Ordering::Relaxed)",
-        check: LOOM_VISIBILITY,
+        checks: &[loom!("visibility"), loom!("unwind_and_move")],
+        why_one_build: Some(ORDERINGS),
     },
     HandMutant {
         id: "try_add_permits: Release CAS -> Relaxed",
+        promise: Some(5),
         file: "src/semaphore.rs",
         find: "self.permit_ordering(Ordering::Release)",
         replace: "self.permit_ordering(Ordering::Relaxed)",
-        check: LOOM_VISIBILITY,
+        checks: &[loom!("visibility"), loom!("unwind_and_move")],
+        why_one_build: Some(ORDERINGS),
     },
     HandMutant {
         id: "close: Release fetch_or -> Relaxed",
+        promise: Some(6),
         file: "src/semaphore.rs",
         find: "fetch_or(CLOSED, Ordering::Release)",
         replace: "fetch_or(CLOSED, Ordering::Relaxed)",
-        check: LOOM_CLOSE_PUBLISHES,
+        checks: &[
+            loom!("close_publishes"),
+            loom!("close_races_announced_acquirers"),
+        ],
+        why_one_build: Some(ORDERINGS),
     },
     HandMutant {
         id: "is_closed: Acquire load -> Relaxed",
+        promise: Some(6),
         file: "src/semaphore.rs",
         find: "self.state.load(Ordering::Acquire) & CLOSED != 0",
         replace: "self.state.load(Ordering::Relaxed) & CLOSED != 0",
-        check: LOOM_CLOSE_PUBLISHES,
+        checks: &[loom!("close_publishes"), loom!("add_after_close")],
+        why_one_build: Some(ORDERINGS),
     },
     HandMutant {
         id: "try_acquire_one: Acquire fence on CLOSED deleted",
+        promise: Some(6),
         file: "src/semaphore.rs",
         find: "                fence(Ordering::Acquire);\n                return Err(TryAcquireError::Closed);",
         replace: "                return Err(TryAcquireError::Closed);",
-        check: LOOM_CLOSE_PUBLISHES,
+        checks: &[
+            loom!("close_publishes"),
+            loom!("close_races_announced_acquirers"),
+        ],
+        why_one_build: Some(ORDERINGS),
     },
     HandMutant {
         id: "acquire_slow: Acquire fence on CLOSED deleted",
+        promise: Some(6),
         file: "src/semaphore.rs",
         find: "                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
         replace: "                return Err(AcquireError::new());",
-        check: LOOM_CLOSE_PUBLISHES,
+        checks: &[
+            loom!("close_publishes"),
+            loom!("close_races_announced_acquirers"),
+        ],
+        why_one_build: Some(ORDERINGS),
     },
     // Literals and constants.
     HandMutant {
         id: "CLOSED = WAITERS's bit (0b010 -> 0b001)",
+        promise: None,
         file: "src/semaphore.rs",
         find: "const CLOSED: usize = 0b010;",
         replace: "const CLOSED: usize = 0b001;",
-        check: REAL,
+        checks: &[REAL_UNIT, loom!("close_wakes_two_parked")],
+        why_one_build: None,
     },
     HandMutant {
         id: "FLAG_BITS 3 -> 2 (ONE and MAX_PERMITS change)",
+        promise: Some(13),
         file: "src/semaphore.rs",
         find: "const FLAG_BITS: u32 = 3;",
         replace: "const FLAG_BITS: u32 = 2;",
-        check: REAL,
+        checks: &[REAL_API, loom!("refused_adds_near_max")],
+        why_one_build: None,
     },
     HandMutant {
         id: "FLAG_BITS 3 -> 4",
+        promise: Some(13),
         file: "src/semaphore.rs",
         find: "const FLAG_BITS: u32 = 3;",
         replace: "const FLAG_BITS: u32 = 4;",
-        check: REAL,
+        checks: &[REAL_API, loom!("refused_adds_near_max")],
+        why_one_build: None,
     },
     HandMutant {
         id: "parked_threads counts from 1",
+        promise: None,
         file: "src/semaphore.rs",
         find: "let mut parked = 0;",
         replace: "let mut parked = 1;",
-        check: REAL,
+        checks: &[REAL_UNIT, loom!("close_wakes_two_parked")],
+        why_one_build: None,
     },
     // Arguments and method calls.
     HandMutant {
         id: "a release wakes one thread, not n",
+        promise: Some(8),
         file: "src/semaphore.rs",
         find: "self.unpark_waiters(n);",
         replace: "self.unpark_waiters(1);",
-        check: REAL,
+        checks: &[
+            REAL_UNIT,
+            loom!("release_of_two_wakes_two"),
+            shuttle!("releases_race"),
+        ],
+        why_one_build: None,
     },
     HandMutant {
         id: "close wakes one thread, not all",
+        promise: Some(9),
         file: "src/semaphore.rs",
         find: "self.unpark_waiters(usize::MAX);",
         replace: "self.unpark_waiters(1);",
-        check: REAL,
+        checks: &[
+            REAL_UNIT,
+            loom!("close_wakes_two_parked"),
+            shuttle!("close_wakes_four_parked"),
+        ],
+        why_one_build: None,
     },
     HandMutant {
         id: "close toggles CLOSED (fetch_or -> fetch_xor)",
+        promise: Some(2),
         file: "src/semaphore.rs",
         find: "fetch_or(CLOSED, Ordering::Release)",
         replace: "fetch_xor(CLOSED, Ordering::Release)",
-        check: REAL,
+        checks: &[
+            REAL_API,
+            loom!("add_after_close"),
+            shuttle!("add_after_close"),
+        ],
+        why_one_build: None,
     },
     HandMutant {
         id: "the unpark callback sets instead of clearing WAITERS (fetch_and -> fetch_or)",
+        promise: Some(12),
         file: "src/semaphore.rs",
         find: "fetch_and(!WAITERS, Ordering::Relaxed)",
         replace: "fetch_or(WAITERS, Ordering::Relaxed)",
-        check: REAL,
+        checks: &[
+            REAL_UNIT,
+            loom!("wakes_every_waiter"),
+            shuttle!("wakes_every_waiter"),
+        ],
+        why_one_build: None,
+    },
+    // The promises' own breakages (docs/promises.md), where no mutant above is one.
+    HandMutant {
+        id: "try_acquire takes a permit from a closed semaphore that has one",
+        promise: Some(1),
+        file: "src/semaphore.rs",
+        find: "            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(TryAcquireError::Closed);",
+        replace: "            if s & CLOSED != 0 && s < ONE {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(TryAcquireError::Closed);",
+        checks: &[
+            REAL_API,
+            loom!("add_after_close"),
+            shuttle!("add_after_close"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a woken acquire takes a permit added after close",
+        promise: Some(2),
+        file: "src/semaphore.rs",
+        find: "            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
+        replace: "            if s & CLOSED != 0 && s < ONE {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
+        checks: &[
+            loom!("add_after_close"),
+            shuttle!("add_after_close"),
+            stress!("shared_add_after_close"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a thread may park without WAITERS or when closed (== WAITERS -> < ONE)",
+        promise: Some(3),
+        file: "src/semaphore.rs",
+        find: "    s == WAITERS\n",
+        replace: "    s < ONE\n",
+        checks: &[
+            REAL_UNIT,
+            loom!("waiters_bit_races"),
+            shuttle!("waiters_bit_races"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a thread may park whenever WAITERS is set (== WAITERS -> & WAITERS != 0)",
+        promise: Some(3),
+        file: "src/semaphore.rs",
+        find: "    s == WAITERS\n",
+        replace: "    s & WAITERS != 0\n",
+        checks: &[REAL_UNIT],
+        why_one_build: Some(
+            "a thread that parks with the bit set and a permit free (or CLOSED) is woken by \
+             the release (or close) that is about to unpark, so no scenario in any build can \
+             see it; only the unit test that checks the rule row by row does",
+        ),
+    },
+    HandMutant {
+        id: "a release of n permits wakes n + 1 threads",
+        promise: Some(7),
+        file: "src/semaphore.rs",
+        find: "self.unpark_waiters(n);",
+        replace: "self.unpark_waiters(n + 1);",
+        checks: &[
+            REAL_UNIT,
+            loom!("wakes_every_waiter"),
+            shuttle!("wakes_every_waiter"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a guard dropped while unwinding keeps its permit",
+        promise: Some(10),
+        file: "src/semaphore.rs",
+        find: "    pub(crate) fn release_from_guard(&self, n: usize) {\n",
+        replace: "    pub(crate) fn release_from_guard(&self, n: usize) {\n        if std::thread::panicking() {\n            return;\n        }\n",
+        checks: &[
+            REAL_API,
+            loom!("unwind_and_move"),
+            shuttle!("unwind_and_move"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a refused add clears WAITERS",
+        promise: Some(11),
+        file: "src/semaphore.rs",
+        find: "                return Err(AddPermitsError::new(available, n));",
+        replace: "                self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n                return Err(AddPermitsError::new(available, n));",
+        checks: &[
+            stress!("shared_releases_race"),
+            loom!("release_of_two_wakes_two"),
+            shuttle!("releases_race"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "the MAX_PERMITS check is not repeated after a failed CAS",
+        promise: Some(11),
+        file: "src/semaphore.rs",
+        find: "        loop {\n            let available = s >> FLAG_BITS;\n            if n > Self::MAX_PERMITS - available {\n                return Err(AddPermitsError::new(available, n));\n            }\n",
+        replace: "        let available = s >> FLAG_BITS;\n        if n > Self::MAX_PERMITS - available {\n            return Err(AddPermitsError::new(available, n));\n        }\n        loop {\n",
+        checks: &[
+            loom!("refused_adds_near_max"),
+            shuttle!("refused_adds_near_max"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a release with nobody waiting enters the park table",
+        promise: Some(14),
+        file: "src/semaphore.rs",
+        find: "        if s & WAITERS != 0 {\n            self.unpark_waiters(n);",
+        replace: "        if true {\n            self.unpark_waiters(n);",
+        checks: &[
+            REAL_UNIT,
+            loom!("refused_adds_near_max"),
+            shuttle!("refused_adds_near_max"),
+        ],
+        why_one_build: None,
     },
 ];
+
+/// Why an ordering mutant has checks in one build only.
+const ORDERINGS: &str = "only loom models weak memory: shuttle runs every atomic as SeqCst, and \
+                         on x86-64 every locked read-modify-write is a full barrier, so the \
+                         second check is a second loom model";
