@@ -87,12 +87,17 @@
 //!
 //! # How it is checked
 //!
-//! The stress tests run on real threads under an in-process watchdog, so a lost wakeup
-//! becomes a fast failure with a report instead of a hung test. The `broken_sema` feature
-//! compiles in deliberate flaws (over-issue by a lost update; `WAITERS` cleared while
-//! threads are still parked), and catch tests show each one is detected, with the violated
-//! property named. The README's checks-by-flaws matrix lists which check catches which flaw
-//! and how fast.
+//! The same state machine is compiled three ways: against real `parking_lot_core` for stress
+//! tests on OS threads under an in-process watchdog (a lost wakeup becomes a fast failure
+//! with a report instead of a hung test); against loom with a mocked park table, for every
+//! interleaving of small scenarios within a stated preemption bound, weak-memory races
+//! included; and against shuttle, for larger scenarios under random and PCT schedules. The
+//! `broken_sema` feature compiles in deliberate flaws (an over-issue by a lost update;
+//! `WAITERS` cleared while threads are still parked; relaxed permit orderings; a parking
+//! decision made on a word read before the bucket lock), and catch tests show each one is
+//! detected by at least two checks, with the violated property named. The repository's
+//! `docs/promises.md` lists every guarantee above with the checks that fail when it is
+//! broken, and the README's matrices say which check catches which flaw and how fast.
 
 /// The opening fence of a doc example: a tested example in the real build, ignored under the
 /// model checkers (`loom`, `shuttle`), whose atomics work only inside a model.

@@ -320,10 +320,14 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         file: "src/semaphore.rs",
         find: "    s == WAITERS\n",
         replace: "    s < ONE\n",
+        // A late waiter parks in the state 0 that an unpark finding nobody left behind, or
+        // in CLOSED after close's unpark: (a) with two rounds and the announced acquirers of
+        // (i) reach those states; (b) does not (its adder's permits stay until taken).
         checks: &[
             REAL_UNIT,
-            loom!("waiters_bit_races"),
-            shuttle!("waiters_bit_races"),
+            loom!("one_permit_two_threads"),
+            loom!("close_races_announced_acquirers"),
+            shuttle!("one_permit_six_threads"),
         ],
         why_one_build: None,
     },

@@ -157,6 +157,8 @@ pub(crate) fn by_hand() -> ExitCode {
             .current_dir(&tree)
             .env("CARGO_TARGET_DIR", &target)
             .env("WATCHDOG_STALL_SECS", "10")
+            // Panic messages without backtraces, so the evidence is the message.
+            .env("RUST_BACKTRACE", "0")
             .args(check.args)
             .stdin(Stdio::null())
             .output();
@@ -288,9 +290,16 @@ pub(crate) fn by_hand() -> ExitCode {
 /// section when there is one (earlier "panicked at" lines may come from tests that expect a
 /// panic), else the whole output; marks are tried in order of how specific they are.
 fn evidence(output: &str) -> String {
-    const MARKS: [&str; 9] = [
+    const MARKS: [&str; 16] = [
         "Causality violation",
         "deadlock",
+        "park table:",
+        "close lost",
+        "refused add",
+        "impossible results",
+        "WAITERS left set",
+        "MAX_PERMITS must",
+        "did not see",
         "STALL",
         "stall",
         "over-issue",
