@@ -777,3 +777,56 @@ pub(crate) fn unwind_and_move(build: Build) {
     assert_conserved(&sem, 1);
     assert_waiters_clear(&sem);
 }
+
+/// (n) A woken thread takes the permit of a releaser that woke someone else: two threads park
+/// (`first`, then `second`); the main thread adds a permit, which wakes `first`, and takes it
+/// straight back if it can; then a second releaser writes data that is not atomic and adds a
+/// permit, waking `second`; then the main thread joins it and adds the last permit. When the
+/// main thread took its permit back, each waiter's permit is the second releaser's or the
+/// last one, and each must see the data. Only the second releaser's `Release` orders the
+/// write before the read of a waiter that it did not wake: a woken thread is ordered after its
+/// own waker only, as in the real park table.
+pub(crate) fn woken_takes_another_releasers_permit(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let data = Arc::new(SharedCell::new(0u32));
+    let retook = Arc::new(parksema::__model::AtomicBool::new(false));
+    let waiter = || {
+        let (sem, data, retook) = (Arc::clone(&sem), Arc::clone(&data), Arc::clone(&retook));
+        thread::spawn(move || {
+            sem.acquire().expect("never closed").forget();
+            // Relaxed: a hint only. If it reads true, the main thread's first permit is gone,
+            // and this thread's permit was added after the data was written.
+            if retook.load(Ordering::Relaxed) {
+                // SAFETY: this thread's permit was added by the second releaser after its
+                // write, or by the main thread after joining it (what loom checks).
+                let seen = data.with(|d| unsafe { *d });
+                assert_eq!(seen, 4, "a woken thread did not see the releaser's write");
+            }
+        })
+    };
+    let first = waiter();
+    wait_parked(&sem, 1);
+    let second = waiter();
+    wait_parked(&sem, 2);
+    sem.add_permits(1);
+    // Taken back before the second releaser starts, so a waiter that finds `retook` set
+    // cannot hold this permit.
+    if let Ok(p) = sem.try_acquire() {
+        p.forget();
+        retook.store(true, Ordering::Relaxed);
+    }
+    let releaser = {
+        let (sem, data) = (Arc::clone(&sem), Arc::clone(&data));
+        thread::spawn(move || {
+            // SAFETY: nobody reads `data` before taking a permit added after this write.
+            data.with_mut(|d| unsafe { *d = 4 });
+            sem.add_permits(1);
+        })
+    };
+    join(vec![releaser]);
+    sem.add_permits(1);
+    join(vec![first, second]);
+    let left = usize::from(!retook.load(Ordering::Relaxed));
+    assert_conserved(&sem, left);
+    assert_waiters_clear(&sem);
+}

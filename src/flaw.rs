@@ -51,6 +51,19 @@ pub enum Flaw {
     /// depth table) and shuttle's (`catches_stale_validate`). Real threads rarely stop in the
     /// gap (the matrix reports how often).
     StaleValidate,
+
+    /// A release whose compare-exchange finds `WAITERS` set uses `Relaxed` instead of
+    /// `Release`, on the reasoning that the unpark that follows will publish the releaser's
+    /// writes. It does, to the thread that unpark wakes; but a thread that takes this permit
+    /// without being woken by this release (a barger, or a thread woken earlier by another
+    /// release) is not ordered after the releaser's writes.
+    ///
+    /// Caught by: loom's models `woken_takes_another_releasers_permit` (a woken thread takes
+    /// the permit of a releaser that woke someone else) and `unwind_and_move` (the waiter
+    /// takes the permit without parking, while `WAITERS` is set): a causality violation. Shuttle and x86-64 threads cannot see it, as
+    /// `RelaxedOrdering`. This is the flaw that the earlier mock's extra happens-before edge
+    /// delayed: see the README's "The mock's happens-before".
+    RelaxedWhenWaited,
 }
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
@@ -101,4 +114,14 @@ pub(crate) fn stale_validate(seen: usize, waiters: usize) -> bool {
 /// The gap of [`Flaw::StaleValidate`], between its early read and the bucket lock.
 pub(crate) fn stale_validate_gap() {
     flaw_window();
+}
+
+/// The [`Flaw::RelaxedWhenWaited`] ordering of a release whose expected word is `seen`:
+/// `Relaxed` when `seen` has `waiters` set, `correct` otherwise.
+pub(crate) fn relaxed_when_waited(seen: usize, waiters: usize, correct: Ordering) -> Ordering {
+    if seen & waiters != 0 {
+        Ordering::Relaxed
+    } else {
+        correct
+    }
 }

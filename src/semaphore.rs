@@ -330,7 +330,7 @@ impl Semaphore {
             match self.state.compare_exchange_weak(
                 s,
                 s + n * ONE,
-                self.permit_ordering(Ordering::Release),
+                self.release_ordering(s),
                 Ordering::Relaxed,
             ) {
                 Ok(_) => break,
@@ -503,6 +503,18 @@ impl Semaphore {
             return flaw::relaxed_ordering();
         }
         correct
+    }
+
+    /// The ordering of a release's CAS, which replaces the word `s`: `Release`, unless this
+    /// semaphore runs with a flaw that weakens it.
+    #[inline(always)]
+    fn release_ordering(&self, s: usize) -> Ordering {
+        #[cfg(feature = "broken_sema")]
+        if flaw::is(self.flaw, Flaw::RelaxedWhenWaited) {
+            return flaw::relaxed_when_waited(s, WAITERS, Ordering::Release);
+        }
+        let _ = s;
+        self.permit_ordering(Ordering::Release)
     }
 
     /// Takes one permit if one is available now.
@@ -791,6 +803,7 @@ mod tests {
             Some(Flaw::OverIssue),
             Some(Flaw::LostWaiters),
             Some(Flaw::StaleValidate),
+            Some(Flaw::RelaxedWhenWaited),
         ] {
             let sem = Semaphore::with_flaw(1, flaw);
             assert_eq!(

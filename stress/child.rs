@@ -51,6 +51,8 @@ fn build_named(flaw: &str) -> Build {
         "RelaxedOrdering" => Build::flawed(parksema::Flaw::RelaxedOrdering),
         #[cfg(feature = "broken_sema")]
         "StaleValidate" => Build::flawed(parksema::Flaw::StaleValidate),
+        #[cfg(feature = "broken_sema")]
+        "RelaxedWhenWaited" => Build::flawed(parksema::Flaw::RelaxedWhenWaited),
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

@@ -199,3 +199,10 @@ fn shared_unwind_and_move() {
         shared::unwind_and_move(Build::CORRECT)
     });
 }
+
+#[test]
+fn shared_woken_takes_another_releasers_permit() {
+    repeat("woken_takes_another_releasers_permit", ROUNDS, || {
+        shared::woken_takes_another_releasers_permit(Build::CORRECT)
+    });
+}

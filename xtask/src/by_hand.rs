@@ -33,69 +33,47 @@ pub(crate) struct Check {
     pub(crate) args: &'static [&'static str],
 }
 
-/// A loom model of `models/loom.rs`, by name.
-macro_rules! loom {
-    ($model:literal) => {
+/// A check that runs one test (`--exact NAME`) of an integration-test target of the
+/// parksema package: the build, the label the name starts with, the features, the target.
+macro_rules! one_test {
+    ($build:literal, $label:literal, $features:literal, $target:literal, $test:literal) => {
         Check {
-            name: concat!("loom `", $model, "`"),
-            build: "loom",
+            name: concat!($label, $test, "`"),
+            build: $build,
             args: &[
                 "test",
                 "-p",
                 "parksema",
                 "--features",
-                "loom",
+                $features,
                 "--test",
-                "loom",
+                $target,
                 "--",
                 "--exact",
-                $model,
+                $test,
             ],
         }
+    };
+}
+
+/// A loom model of `models/loom.rs`, by name.
+macro_rules! loom {
+    ($model:literal) => {
+        one_test!("loom", "loom `", "loom", "loom", $model)
     };
 }
 
 /// A shuttle test of `models/shuttle.rs`, by name.
 macro_rules! shuttle {
     ($test:literal) => {
-        Check {
-            name: concat!("shuttle `", $test, "`"),
-            build: "shuttle",
-            args: &[
-                "test",
-                "-p",
-                "parksema",
-                "--features",
-                "shuttle",
-                "--test",
-                "shuttle",
-                "--",
-                "--exact",
-                $test,
-            ],
-        }
+        one_test!("shuttle", "shuttle `", "shuttle", "shuttle", $test)
     };
 }
 
 /// A real-thread stress test of `stress/`, by name (debug sizes).
 macro_rules! stress {
     ($test:literal) => {
-        Check {
-            name: concat!("real `stress::", $test, "`"),
-            build: "real",
-            args: &[
-                "test",
-                "-p",
-                "parksema",
-                "--features",
-                "broken_sema",
-                "--test",
-                "stress",
-                "--",
-                "--exact",
-                $test,
-            ],
-        }
+        one_test!("real", "real `stress::", "broken_sema", "stress", $test)
     };
 }
 
