@@ -48,8 +48,9 @@ pub enum Flaw {
     ///
     /// Caught by: loom's deadlock report (models `waiters_bit_races` and
     /// `wakes_every_waiter`; the smallest preemption bound that finds it is in the README's
-    /// depth table) and shuttle's (`catches_stale_validate`). Real threads rarely stop in the
-    /// gap (the matrix reports how often).
+    /// depth table), shuttle's (`catches_stale_validate`), and on real threads a watchdog
+    /// stall of `never_exceeds_permits` (`catches_stale_validate_in_never_exceeds_permits`;
+    /// the gap yields the CPU on real threads, so a release lands in it within the run).
     StaleValidate,
 
     /// A release whose compare-exchange finds `WAITERS` set uses `Relaxed` instead of
@@ -61,8 +62,8 @@ pub enum Flaw {
     /// Caught by: loom's models `woken_takes_another_releasers_permit` (a woken thread takes
     /// the permit of a releaser that woke someone else) and `unwind_and_move` (the waiter
     /// takes the permit without parking, while `WAITERS` is set): a causality violation. Shuttle and x86-64 threads cannot see it, as
-    /// `RelaxedOrdering`. This is the flaw that the earlier mock's extra happens-before edge
-    /// delayed: see the README's "The mock's happens-before".
+    /// `RelaxedOrdering`. It was built to fall into the earlier mock's extra happens-before
+    /// edge and did not (the README's "The mock's happens-before" has the measurement).
     RelaxedWhenWaited,
 }
 

@@ -54,20 +54,17 @@
 //! The earlier extra edge:
 //!
 //! An earlier version collected a woken thread's token under the table lock, which ordered
-//! the woken thread after every table operation between its waker's and that re-lock. In
-//! this protocol that edge hid no flaw: `models/loom.rs`'s `mock_edge` finds, for every loom
-//! model and both ordering flaws, the same smallest catching bound with the edge as without
-//! it, including `RelaxedWhenWaited` in the model built for it (a woken thread takes the
-//! permit of a second releaser that woke someone else: caught at bound 1 either way). The
-//! reason is that a woken thread is never handed a permit: it returns from `park` and takes
-//! one with its own compare-exchange on the state word, so what orders it after a releaser
-//! is that word, and the re-lock was an extra step *before* the take. For every execution the
-//! edge ordered, loom also explores the one in which the re-lock runs before the other
-//! releaser's table operation and the take after it, which the edge does not order, and in
-//! these models that execution needed no more preemptions than the racing executions the
-//! edge never touched. A protocol that hands permits over through the unpark token (the
-//! fairness work) has no such take, and there the edge would hide a missing ordering; the
-//! mock no longer has it.
+//! the woken thread after every table operation between its waker's and that re-lock.
+//! `models/loom.rs`'s `mock_edge` measures what that hid: in scenario (n), where a woken
+//! thread takes the permit of a second releaser that woke someone else, `RelaxedOrdering` is
+//! caught at preemption bound 0 without the edge and only at bound 1 with it; in every other
+//! model, and for `RelaxedWhenWaited` everywhere, the bound is the same. The edge could not
+//! hide a flaw completely in this protocol: a woken thread is never handed a permit, it
+//! takes one with its own compare-exchange after it returns, so for every execution the
+//! re-lock ordered, loom also explores the one in which the re-lock runs before the other
+//! releaser's table operation and the take after it, one preemption away. A protocol that
+//! hands permits over through the unpark token (the fairness work) has no such take, and
+//! there the edge would hide a missing ordering outright; the mock no longer has it.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
