@@ -374,6 +374,18 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         why_one_build: None,
     },
     HandMutant {
+        id: "a take writes the decremented word instead of compare-exchanging it (lost update)",
+        promise: Some(4),
+        file: "src/semaphore.rs",
+        find: "        self.state.compare_exchange_weak(\n            s,\n            s - ONE,\n            self.permit_ordering(Ordering::Acquire),\n            Ordering::Relaxed,\n        )",
+        replace: "        self.state.swap(s - ONE, Ordering::Acquire);\n        Ok(s)",
+        checks: &[
+            loom!("one_permit_two_threads"),
+            shuttle!("one_permit_six_threads"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
         id: "a release with nobody waiting enters the park table",
         promise: Some(14),
         file: "src/semaphore.rs",
