@@ -76,7 +76,7 @@ const MODELS: &[Model] = &[
     Model {
         name: "wakes_every_waiter",
         bound: Some(4),
-        body: |b| scenarios::wakes_every_waiter(b, 2),
+        body: |b| scenarios::wakes_every_waiter(b, 2, false),
     },
     // (d) A waiter on each of two semaphores in one bucket. Bound 5: 12 599 executions, 2.2 s.
     Model {
@@ -172,6 +172,44 @@ const MODELS: &[Model] = &[
         name: "unwind_and_move",
         bound: None,
         body: scenarios::unwind_and_move,
+    }, // (o) A request of two parked at the head, one of one behind it, one permit released.
+    // Bound TBD.
+    Model {
+        name: "large_head_small_behind",
+        bound: Some(3),
+        body: scenarios::large_head_small_behind,
+    },
+    // (p) A timed waiter at the head, an untimed one behind, its deadline passing while one
+    // permit is released. Bound TBD.
+    Model {
+        name: "timeout_races_release",
+        bound: Some(3),
+        body: scenarios::timeout_races_release,
+    },
+    // (q) close racing two timed waits and the clock. Bound TBD.
+    Model {
+        name: "close_races_timed_waits",
+        bound: Some(3),
+        body: scenarios::close_races_timed_waits,
+    },
+    // (r) split, merge and forget_permits racing acquires. Bound TBD.
+    Model {
+        name: "split_merge_forget_race_acquires",
+        bound: Some(3),
+        body: scenarios::split_merge_forget_race_acquires,
+    },
+    // (s) forget_permits racing close and an acquire. Bound TBD.
+    Model {
+        name: "forget_races_close",
+        bound: None,
+        body: scenarios::forget_races_close,
+    },
+    // (t) One release of two permits with two threads parked wakes both in one call.
+    // Bound TBD.
+    Model {
+        name: "batch_wakes_several",
+        bound: Some(3),
+        body: |b| scenarios::batch_wakes_several(b, 2),
     },
 ];
 
@@ -257,6 +295,12 @@ fn every_model_has_a_test() {
         "refused_adds_near_max",
         "woken_takes_another_releasers_permit",
         "unwind_and_move",
+        "large_head_small_behind",
+        "timeout_races_release",
+        "close_races_timed_waits",
+        "split_merge_forget_race_acquires",
+        "forget_races_close",
+        "batch_wakes_several",
     ];
     let names: Vec<_> = MODELS.iter().map(|m| m.name).collect();
     assert_eq!(names, tested);
@@ -357,6 +401,36 @@ fn woken_takes_another_releasers_permit() {
     check("woken_takes_another_releasers_permit");
 }
 
+#[test]
+fn large_head_small_behind() {
+    check("large_head_small_behind");
+}
+
+#[test]
+fn timeout_races_release() {
+    check("timeout_races_release");
+}
+
+#[test]
+fn close_races_timed_waits() {
+    check("close_races_timed_waits");
+}
+
+#[test]
+fn split_merge_forget_race_acquires() {
+    check("split_merge_forget_race_acquires");
+}
+
+#[test]
+fn forget_races_close() {
+    check("forget_races_close");
+}
+
+#[test]
+fn batch_wakes_several() {
+    check("batch_wakes_several");
+}
+
 /// The catch tests: each flaw must be reported by loom with the property it violates, by two
 /// models each. A loom deadlock report aborts the process (the scenario's loom values panic
 /// again while unwinding), so every catch runs in a child process: this test binary,
@@ -374,12 +448,14 @@ mod catches {
     const BOUND_VAR: &str = "PARKSEMA_LOOM_CHILD_BOUND";
 
     /// Every deliberate flaw, by name.
-    pub(super) const FLAWS: [(&str, Flaw); 5] = [
+    pub(super) const FLAWS: [(&str, Flaw); 7] = [
         ("OverIssue", Flaw::OverIssue),
         ("LostWaiters", Flaw::LostWaiters),
         ("RelaxedOrdering", Flaw::RelaxedOrdering),
         ("StaleValidate", Flaw::StaleValidate),
         ("RelaxedWhenWaited", Flaw::RelaxedWhenWaited),
+        ("TimeoutLeak", Flaw::TimeoutLeak),
+        ("WeightedLostWakeup", Flaw::WeightedLostWakeup),
     ];
 
     /// How a child run of a model against a flaw ended.
@@ -520,6 +596,20 @@ mod catches {
     fn catches_stale_validate() {
         assert_caught("waiters_bit_races", "StaleValidate", "deadlock");
         assert_caught("wakes_every_waiter", "StaleValidate", "deadlock");
+    }
+
+    /// A timed-out waiter that an unpark had chosen swallows the wake-up: the untimed waiter
+    /// behind it sleeps on with the permit free.
+    #[test]
+    fn catches_timeout_leak() {
+        assert_caught("timeout_races_release", "TimeoutLeak", "deadlock");
+    }
+
+    /// A release that stops at a large request at the head leaves the small one behind it
+    /// asleep with its permit free.
+    #[test]
+    fn catches_weighted_lost_wakeup() {
+        assert_caught("large_head_small_behind", "WeightedLostWakeup", "deadlock");
     }
 
     /// The correct semaphore passes in a child, so the catch tests' children fail only

@@ -358,6 +358,7 @@ fn refusal(e: TryAcquireError) -> Refusal {
     match e {
         TryAcquireError::Closed => Refusal::Closed,
         TryAcquireError::NoPermits => Refusal::NoPermits,
+        other => panic!("try_acquire failed with {other:?}, which no model state allows"),
     }
 }
 

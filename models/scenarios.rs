@@ -17,11 +17,18 @@
 //!   the operations that raced it;
 //! - a lost wakeup shows as the checker's deadlock report (loom: `deadlock`, shuttle:
 //!   `deadlock!`), or as a watchdog stall on real threads;
-//! - a missing happens-before edge between two holders shows as loom's `Causality violation`.
+//! - a missing happens-before edge between two holders shows as loom's `Causality violation`;
+//! - `timed out ...`: a timed acquire's result is not what its race allows (it took a permit
+//!   it reported timing out on, or timed out where it could not);
+//! - `forget_permits ...`: shrinking touched a flag or took more than was there.
 
 #![allow(dead_code)]
 
-use parksema::__model::{Arc, AtomicUsize, Ordering, SharedCell, park_stats, thread};
+use std::time::Duration;
+
+use parksema::__model::{
+    Arc, AtomicUsize, Ordering, SharedCell, advance_clock, now, park_stats, thread,
+};
 use parksema::{AddPermitsError, Semaphore, TryAcquireError};
 
 /// Which semaphore a scenario runs against: the correct one, or (feature `broken_sema`) one
@@ -218,28 +225,44 @@ pub(crate) fn waiters_bit_races(build: Build) {
 }
 
 /// (c) Every parked thread is woken: `waiters` threads wait on an empty semaphore while the
-/// main thread releases one permit at a time, `waiters` times. A lost wakeup is a deadlock
-/// (loom, shuttle) or a stall (real threads); under the checkers no release of one permit
-/// may wake more than one thread.
-pub(crate) fn wakes_every_waiter(build: Build, waiters: usize) {
+/// main thread releases one permit at a time, `waiters` times; with `serial`, each release
+/// waits until the permit before it was taken. A lost wakeup is a deadlock (loom, shuttle)
+/// or a stall (real threads). Under the checkers no release of one permit may wake more than
+/// one thread, where that is the promise: a release counts the permits free when it looks,
+/// and a permit promised to a woken thread that has not run yet still counts, so releases
+/// that race woken threads may wake a thread in vain (it parks again). With `serial` they
+/// do not race; with at most two waiters they cannot either (the first release's one permit
+/// always wakes the first waiter, leaving one queued for each later release).
+pub(crate) fn wakes_every_waiter(build: Build, waiters: usize, serial: bool) {
     let sem = Arc::new(build.semaphore(0));
+    let taken = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..waiters)
         .map(|_| {
-            let sem = Arc::clone(&sem);
+            let (sem, taken) = (Arc::clone(&sem), Arc::clone(&taken));
             thread::spawn(move || {
                 sem.acquire()
                     .expect("never closed in this scenario")
                     .forget();
+                // Counted only when it is waited for: under loom each atomic operation
+                // multiplies the interleavings.
+                if serial {
+                    taken.fetch_add(1, Ordering::SeqCst);
+                }
             })
         })
         .collect();
-    for _ in 0..waiters {
+    for i in 0..waiters {
         sem.add_permits(1);
+        while serial && taken.load(Ordering::SeqCst) <= i {
+            thread::yield_now();
+        }
     }
     join(handles);
     assert_conserved(&sem, 0);
     assert_waiters_clear(&sem);
-    if let Some(stats) = park_stats(&sem) {
+    if let Some(stats) = park_stats(&sem)
+        && (serial || waiters <= 2)
+    {
         assert!(
             stats.most_woken_by_one_call <= 1,
             "park table: a release of 1 permit woke {} threads ({stats:?})",
@@ -404,6 +427,7 @@ pub(crate) fn close_publishes(build: Build) {
         // SAFETY: as above.
         Err(parksema::TryAcquireError::Closed) => Some(data.with(|d| unsafe { *d })),
         Err(parksema::TryAcquireError::NoPermits) => None,
+        Err(e) => panic!("try_acquire of one permit failed with {e:?}"),
         Ok(_) => panic!("a permit appeared in a semaphore nobody adds to"),
     };
     assert!(
@@ -533,9 +557,7 @@ pub(crate) fn add_after_close(build: Build) {
 /// empty semaphore; once all are parked, one release per entry of `sizes` runs, the first
 /// from the main thread and each other from a thread of its own. `sizes` adds up to at least
 /// `waiters`, so a release can find more permits than waiters. Every waiter returns, the
-/// count ends at `sum - waiters`, `WAITERS` is clear, and under the checkers no thread was
-/// woken in vain: `waiters` wake-ups in all, and no release woke more threads than the most
-/// permits one release adds.
+/// count ends at `sum - waiters`, and `WAITERS` is clear.
 pub(crate) fn releases_race(build: Build, waiters: usize, sizes: &'static [usize]) {
     let total: usize = sizes.iter().sum();
     assert!(
@@ -572,14 +594,10 @@ pub(crate) fn releases_race(build: Build, waiters: usize, sizes: &'static [usize
     join(handles);
     assert_conserved(&sem, total - waiters);
     assert_waiters_clear(&sem);
-    if let Some(stats) = park_stats(&sem) {
-        let largest = sizes.iter().copied().max().unwrap_or(0);
-        assert!(
-            stats.woken == waiters && stats.most_woken_by_one_call <= largest,
-            "park table: {waiters} parked threads and releases of {sizes:?} permits must \
-             cost {waiters} wake-ups, at most {largest} per release ({stats:?})"
-        );
-    }
+    // No park-table bound here: a release counts the permits free when it looks, including
+    // those promised to a thread another release woke that has not run yet, so racing
+    // releases may wake a thread in vain (it parks again). The per-release bound is checked
+    // where releases do not race: (c), (o), (t) and the library's unit tests.
 }
 
 /// Every order in which `ops` could have taken effect, applied to a count starting at
@@ -651,7 +669,7 @@ pub(crate) fn refused_adds_near_max(build: Build) {
         thread::spawn(move || {
             sem.try_acquire().map(|p| p.forget()).map_err(|e| match e {
                 TryAcquireError::NoPermits => 0,
-                TryAcquireError::Closed => usize::MAX,
+                other => panic!("try_acquire of one permit on an open semaphore: {other:?}"),
             })
         })
     };
@@ -829,4 +847,253 @@ pub(crate) fn woken_takes_another_releasers_permit(build: Build) {
     let left = usize::from(!retook.load(Ordering::Relaxed));
     assert_conserved(&sem, left);
     assert_waiters_clear(&sem);
+}
+
+/// Like [`Holders`], for weighted requests: counts the permits held and fails at once when
+/// they exceed the permits put in.
+#[derive(Debug)]
+pub(crate) struct WeightedHolders {
+    held: AtomicUsize,
+    permits: usize,
+}
+
+impl WeightedHolders {
+    pub(crate) fn new(permits: usize) -> Self {
+        WeightedHolders {
+            held: AtomicUsize::new(0),
+            permits,
+        }
+    }
+
+    /// Called right after `n` permits were taken.
+    pub(crate) fn enter(&self, n: usize) {
+        // SeqCst: one total order of its own, independent of the semaphore's orderings.
+        let now = self.held.fetch_add(n, Ordering::SeqCst) + n;
+        assert!(
+            now <= self.permits,
+            "over-issue: {now} permits held > {} permits",
+            self.permits
+        );
+    }
+
+    /// Called right before `n` permits are returned.
+    pub(crate) fn leave(&self, n: usize) {
+        self.held.fetch_sub(n, Ordering::SeqCst);
+    }
+}
+
+/// (o) A large request at the head with a small one behind it: a thread parks for two
+/// permits, then another for one; a release of one permit must wake the small one (the large
+/// one does not fit and must not hold it up), and once it has returned, under the checkers
+/// that release woke that thread alone. Then two more permits wake the large one.
+pub(crate) fn large_head_small_behind(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let big = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire_many(2).expect("never closed").forget())
+    };
+    wait_parked(&sem, 1);
+    let small = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    wait_parked(&sem, 2);
+    sem.add_permits(1);
+    join(vec![small]);
+    if let Some(stats) = park_stats(&sem) {
+        assert!(
+            stats.woken == 1,
+            "park table: one permit with requests of 2 and 1 parked must wake the 1 alone \
+             ({stats:?})"
+        );
+    }
+    sem.add_permits(2);
+    join(vec![big]);
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}
+
+/// (p) A timeout racing the release that would satisfy it: a timed waiter parks first, an
+/// untimed one behind it; then the timed waiter's deadline passes (another thread advances
+/// the clock) while the main thread adds one permit. Either the timed waiter takes the
+/// permit (and gives it back) or it times out holding nothing; either way the untimed waiter
+/// must get the permit: a timed-out waiter chosen by the release passes the wake-up on, and
+/// its leaving the queue keeps `WAITERS` for the waiter behind it.
+pub(crate) fn timeout_races_release(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let timed_done = Arc::new(parksema::__model::AtomicBool::new(false));
+    let timed = {
+        let (sem, timed_done) = (Arc::clone(&sem), Arc::clone(&timed_done));
+        thread::spawn(move || {
+            let got = match sem.try_acquire_for(Duration::from_millis(10)) {
+                Ok(p) => {
+                    drop(p);
+                    true
+                }
+                Err(TryAcquireError::TimedOut) => false,
+                Err(e) => panic!("timed out wrongly: a timed acquire on an open semaphore: {e:?}"),
+            };
+            timed_done.store(true, Ordering::SeqCst);
+            got
+        })
+    };
+    // On real threads the deadline runs in real time and may pass before a waiter is seen
+    // parked; under the checkers it passes only when the clock thread below advances it, so
+    // these waits are `wait_parked`.
+    let parked_or_timed_out = |n: usize| {
+        while sem.parked_threads() < n && !timed_done.load(Ordering::SeqCst) {
+            thread::yield_now();
+        }
+    };
+    parked_or_timed_out(1);
+    let untimed = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    parked_or_timed_out(2);
+    let clock = thread::spawn(|| advance_clock(Duration::from_millis(10)));
+    sem.add_permits(1);
+    join(vec![clock]);
+    join(vec![untimed]);
+    join(vec![timed]);
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}
+
+/// (q) `close` racing timed waits: two threads wait with deadlines (one for one permit, one
+/// for two) on an empty semaphore while the main thread closes it and another thread lets
+/// both deadlines pass. Each wait ends closed or timed out, never with a permit; nobody is
+/// left parked and `WAITERS` is clear.
+pub(crate) fn close_races_timed_waits(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let waiters: Vec<_> = [1, 2]
+        .into_iter()
+        .map(|n| {
+            let sem = Arc::clone(&sem);
+            thread::spawn(move || {
+                let deadline = now() + Duration::from_millis(5 * n as u64);
+                match sem.try_acquire_many_until(n, deadline) {
+                    Err(TryAcquireError::Closed | TryAcquireError::TimedOut) => {}
+                    Ok(_) => panic!("close lost: a timed wait got a permit nobody added"),
+                    Err(e) => panic!("timed out wrongly: {e:?}"),
+                }
+            })
+        })
+        .collect();
+    let clock = thread::spawn(|| advance_clock(Duration::from_millis(10)));
+    sem.close();
+    join(vec![clock]);
+    join(waiters);
+    assert!(sem.is_closed());
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}
+
+/// (r) `split`, `merge` and `forget_permits` racing acquires: three permits; one thread takes
+/// two, splits one off, returns it, merges in a third and returns all; another takes one and
+/// returns it; the main thread forgets one permit if one is free. Never more permits held
+/// than put in, and the count ends at three minus what was forgotten.
+pub(crate) fn split_merge_forget_race_acquires(build: Build) {
+    let sem = Arc::new(build.semaphore(3));
+    let holders = Arc::new(WeightedHolders::new(3));
+    let splitter = {
+        let (sem, holders) = (Arc::clone(&sem), Arc::clone(&holders));
+        thread::spawn(move || {
+            let mut two = sem.acquire_many(2).expect("never closed");
+            holders.enter(2);
+            let one = two.split(1).expect("two permits split into one and one");
+            holders.leave(1);
+            drop(one);
+            let more = sem.acquire().expect("never closed");
+            holders.enter(1);
+            two.merge(more);
+            assert_eq!(two.num_permits(), 2, "merge lost or made up a permit");
+            holders.leave(2);
+            drop(two);
+        })
+    };
+    let taker = {
+        let (sem, holders) = (Arc::clone(&sem), Arc::clone(&holders));
+        thread::spawn(move || {
+            let p = sem.acquire().expect("never closed");
+            holders.enter(1);
+            holders.leave(1);
+            drop(p);
+        })
+    };
+    let forgotten = sem.forget_permits(1);
+    assert!(
+        forgotten <= 1,
+        "forget_permits took {forgotten} permits when asked for one"
+    );
+    // With the forgotten permit gone there are two left, enough for either thread at any
+    // time: both finish.
+    join(vec![splitter, taker]);
+    assert_conserved(&sem, 3 - forgotten);
+    assert_waiters_clear(&sem);
+}
+
+/// (s) `forget_permits` racing `close` and an acquire: two permits; one thread forgets up to
+/// two, the main thread closes, another thread acquires one and keeps it. The semaphore stays
+/// closed whatever the order (shrinking never clears a flag), and the permits forgotten,
+/// taken and left add up to two.
+pub(crate) fn forget_races_close(build: Build) {
+    let sem = Arc::new(build.semaphore(2));
+    let forgetter = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.forget_permits(2))
+    };
+    let taker = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || match sem.try_acquire() {
+            Ok(p) => {
+                p.forget();
+                1
+            }
+            Err(_) => 0,
+        })
+    };
+    sem.close();
+    let forgotten = join(vec![forgetter])[0];
+    let taken = join(vec![taker])[0];
+    assert!(
+        sem.is_closed(),
+        "forget_permits reopened a closed semaphore ({sem:?})"
+    );
+    assert_eq!(
+        sem.try_acquire().map(|p| p.forget()),
+        Err(TryAcquireError::Closed),
+        "close lost: a closed semaphore handed out a permit after forget_permits ({sem:?})"
+    );
+    assert!(
+        forgotten + taken <= 2,
+        "forget_permits took {forgotten} and an acquire {taken} of 2 permits ({sem:?})"
+    );
+    assert_conserved(&sem, 2 - forgotten - taken);
+    assert_waiters_clear(&sem);
+}
+
+/// (t) A released batch wakes several waiters at once: `waiters` threads park for one permit
+/// each; one release of `waiters` permits must wake them all, and under the checkers in one
+/// unpark call.
+pub(crate) fn batch_wakes_several(build: Build, waiters: usize) {
+    let sem = Arc::new(build.semaphore(0));
+    let handles: Vec<_> = (0..waiters)
+        .map(|_| {
+            let sem = Arc::clone(&sem);
+            thread::spawn(move || sem.acquire().expect("never closed").forget())
+        })
+        .collect();
+    wait_parked(&sem, waiters);
+    sem.add_permits(waiters);
+    join(handles);
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+    if let Some(stats) = park_stats(&sem) {
+        assert!(
+            stats.woken == waiters && stats.most_woken_by_one_call == waiters,
+            "park table: a release of {waiters} permits must wake the {waiters} parked \
+             threads in one call ({stats:?})"
+        );
+    }
 }

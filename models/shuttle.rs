@@ -78,7 +78,7 @@ fn waiters_bit_races() {
 fn wakes_every_waiter() {
     // Eight waiters. 5 000 + 5 000 iterations: 2.5 s.
     check("wakes_every_waiter", 5000, || {
-        scenarios::wakes_every_waiter(Build::CORRECT, 8)
+        scenarios::wakes_every_waiter(Build::CORRECT, 8, true)
     });
 }
 
@@ -184,6 +184,56 @@ fn woken_takes_another_releasers_permit() {
     });
 }
 
+// (o)-(t): weighted requests, timeouts, shrinking, split and merge.
+
+#[test]
+fn large_head_small_behind() {
+    // 20 000 + 20 000 iterations.
+    check("large_head_small_behind", 20000, || {
+        scenarios::large_head_small_behind(Build::CORRECT)
+    });
+}
+
+#[test]
+fn timeout_races_release() {
+    // 20 000 + 20 000 iterations.
+    check("timeout_races_release", 20000, || {
+        scenarios::timeout_races_release(Build::CORRECT)
+    });
+}
+
+#[test]
+fn close_races_timed_waits() {
+    // 20 000 + 20 000 iterations.
+    check("close_races_timed_waits", 20000, || {
+        scenarios::close_races_timed_waits(Build::CORRECT)
+    });
+}
+
+#[test]
+fn split_merge_forget_race_acquires() {
+    // 20 000 + 20 000 iterations.
+    check("split_merge_forget_race_acquires", 20000, || {
+        scenarios::split_merge_forget_race_acquires(Build::CORRECT)
+    });
+}
+
+#[test]
+fn forget_races_close() {
+    // 20 000 + 20 000 iterations.
+    check("forget_races_close", 20000, || {
+        scenarios::forget_races_close(Build::CORRECT)
+    });
+}
+
+#[test]
+fn batch_wakes_several() {
+    // Five waiters. 5 000 + 5 000 iterations.
+    check("batch_wakes_several", 5000, || {
+        scenarios::batch_wakes_several(Build::CORRECT, 5)
+    });
+}
+
 /// The catch tests: each flaw shuttle can see must be reported with the property it
 /// violates. `RelaxedOrdering` and `RelaxedWhenWaited` are not among them: shuttle runs
 /// every atomic operation as `SeqCst`, so a weakened ordering changes nothing it can observe
@@ -206,7 +256,25 @@ mod catches {
     #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_stale_validate() {
         shuttle::check_random(
-            || scenarios::wakes_every_waiter(Build::flawed(Flaw::StaleValidate), 3),
+            || scenarios::wakes_every_waiter(Build::flawed(Flaw::StaleValidate), 3, false),
+            1000,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "deadlock! blocked tasks")]
+    fn catches_timeout_leak() {
+        shuttle::check_random(
+            || scenarios::timeout_races_release(Build::flawed(Flaw::TimeoutLeak)),
+            1000,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "deadlock! blocked tasks")]
+    fn catches_weighted_lost_wakeup() {
+        shuttle::check_random(
+            || scenarios::large_head_small_behind(Build::flawed(Flaw::WeightedLostWakeup)),
             1000,
         );
     }
@@ -215,7 +283,7 @@ mod catches {
     #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_lost_waiters() {
         shuttle::check_random(
-            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3),
+            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
             1000,
         );
     }
@@ -246,7 +314,7 @@ mod replay {
     #[should_panic(expected = "deadlock! blocked tasks")]
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
-            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3),
+            || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
             "910242d8e18096adbccab6a401802401966919106441a46459b06c4bb605180620d9906d0300",
         );
     }
@@ -258,7 +326,7 @@ mod replay {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("shuttle-replay-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a scratch directory");
-        let body = || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3);
+        let body = || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false);
 
         let mut config = Config::new();
         config.failure_persistence = FailurePersistence::File(Some(dir.clone()));

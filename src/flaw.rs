@@ -6,7 +6,9 @@
 //! the violated property named). A flaw that no check catches is a defect of the suite.
 //! The README's checks-by-flaws matrix says which check catches which flaw, and how fast.
 
-use crate::sync::{AtomicUsize, Ordering, UnparkResult, flaw_window};
+use std::time::Instant;
+
+use crate::sync::{AtomicUsize, FilterOp, Ordering, UnparkResult, flaw_window};
 
 /// A deliberate flaw in the semaphore's protocol.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -65,6 +67,28 @@ pub enum Flaw {
     /// `RelaxedOrdering`. It was built to fall into the earlier mock's extra happens-before
     /// edge and did not (the README's "The mock's happens-before" has the measurement).
     RelaxedWhenWaited,
+
+    /// A waiter whose deadline has passed by the time an unpark chose it gives up at once
+    /// with `TimedOut`, without looking at the permits it was woken for and without passing
+    /// the wake-up on. The permits stay in the count, but the release promised them to this
+    /// thread and so did not wake the next waiter: that one sleeps on while permits are free
+    /// (Go's issue 37852 is this shape). The correct waiter takes the permits if they are
+    /// free, and otherwise passes the wake-up on before it times out.
+    ///
+    /// Caught by: the scenario `timeout_races_release` under loom and shuttle (a deadlock:
+    /// the untimed waiter is never woken), and on real threads by the same scenario's
+    /// watchdog stall when the release lands just after the deadline (timing-dependent; the
+    /// README's real-thread matrix says how often).
+    TimeoutLeak,
+
+    /// A release's filter stops at the first parked request that does not fit the free
+    /// permits, instead of passing over it: a large request at the head of the queue leaves
+    /// a smaller one behind it asleep although its permits are free.
+    ///
+    /// Caught by: the scenario `large_head_small_behind` under loom and shuttle (a
+    /// deadlock) and on real threads (a watchdog stall; the parking order is set up before
+    /// the release, so it is caught every run).
+    WeightedLostWakeup,
 }
 
 /// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
@@ -105,14 +129,9 @@ pub(crate) fn is(flaw: Option<Flaw>, which: Flaw) -> bool {
     flaw == Some(which)
 }
 
-/// The [`Flaw::StaleValidate`] decision: park if the word read before the lock, `seen`, was
-/// exactly `waiters`; the word now is ignored. The gap before the lock yields
+/// The gap of [`Flaw::StaleValidate`], between its early read and the bucket lock (the
+/// parking decision is then made on that read, the word now ignored). It yields
 /// (`sync::flaw_window`) so that real threads fall into it now and then.
-pub(crate) fn stale_validate(seen: usize, waiters: usize) -> bool {
-    seen == waiters
-}
-
-/// The gap of [`Flaw::StaleValidate`], between its early read and the bucket lock.
 pub(crate) fn stale_validate_gap() {
     flaw_window();
 }
@@ -125,4 +144,16 @@ pub(crate) fn relaxed_when_waited(seen: usize, waiters: usize, correct: Ordering
     } else {
         correct
     }
+}
+
+/// The [`Flaw::TimeoutLeak`] decision for a thread an unpark just chose: give up (and swallow
+/// the wake-up) if it has a deadline and that has passed by `now`.
+pub(crate) fn timeout_leak(deadline: Option<Instant>, now: Instant) -> bool {
+    deadline.is_some_and(|d| d <= now)
+}
+
+/// The [`Flaw::WeightedLostWakeup`] filter decision for a request that does not fit: stop
+/// (the correct one is `Skip`).
+pub(crate) fn weighted_lost_wakeup() -> FilterOp {
+    FilterOp::Stop
 }

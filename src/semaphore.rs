@@ -5,12 +5,13 @@
 
 use core::fmt;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::error::{AcquireError, AddPermitsError, TryAcquireError};
 use crate::permit::{OwnedPermit, Permit};
 use crate::sync::{
-    AtomicUsize, DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult,
-    SpinWait, UnparkResult, const_fn, fence, park, unpark_filter,
+    AtomicUsize, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult, ParkToken, SpinWait,
+    UnparkResult, const_fn, fence, now, park, unpark_filter,
 };
 
 #[cfg(feature = "broken_sema")]
@@ -102,11 +103,12 @@ pub struct Semaphore {
     flaw: Option<Flaw>,
 }
 
-/// Whether a thread may park when the state word is `s`: only in the state exactly
-/// `WAITERS` (no permit, not closed, the bit set). The parking thread's `validate` asks this
-/// under the bucket lock.
-fn may_park(s: usize) -> bool {
-    s == WAITERS
+/// Whether a thread requesting `n` permits may park when the state word is `s`: only while
+/// `WAITERS` is set (so every release takes the slow path and looks at the queue), the
+/// semaphore is open, and fewer than `n` permits are free. The parking thread's `validate`
+/// asks this under the bucket lock. For one permit it is the state exactly `WAITERS`.
+fn may_park(s: usize, n: usize) -> bool {
+    s & (CLOSED | WAITERS) == WAITERS && !fits(s, n)
 }
 
 /// Builds the initial state word, refusing counts that do not fit.
@@ -173,9 +175,9 @@ impl Semaphore {
 
     /// Takes a permit, parking the thread until one is available.
     ///
-    /// Returns an error once the semaphore is closed, also for a thread that was already
-    /// parked when [`close`](Semaphore::close) was called. A closed semaphore never hands
-    /// out a permit, even if it has some.
+    /// Returns [`AcquireError::Closed`] once the semaphore is closed, also for a thread that
+    /// was already parked when [`close`](Semaphore::close) was called. A closed semaphore
+    /// never hands out a permit, even if it has some.
     ///
     /// Everything a thread did before it returned a permit (by dropping a [`Permit`] or by
     /// [`add_permits`](Semaphore::add_permits)) happens-before everything the thread that
@@ -194,8 +196,46 @@ impl Semaphore {
     /// ```
     #[inline]
     pub fn acquire(&self) -> Result<Permit<'_>, AcquireError> {
-        self.acquire_one()?;
-        Ok(Permit::new(self))
+        self.acquire_n(1)?;
+        Ok(Permit::new(self, 1))
+    }
+
+    /// Takes `n` permits at once, parking the thread until `n` are available.
+    ///
+    /// The permits are taken together or not at all: a thread never holds part of its
+    /// request while it waits, so two threads waiting for more than half of the permits each
+    /// cannot deadlock each other. While it waits, smaller requests that fit may go ahead of
+    /// it (the semaphore barges, see the crate docs): a large request can wait behind a
+    /// stream of small ones, but a parked thread is never left asleep while its request fits
+    /// the free permits and no other thread is running (a large request parked first does not
+    /// hold up a small one behind it).
+    ///
+    /// # Errors
+    ///
+    /// [`AcquireError::Closed`] if the semaphore is closed (checked first, so `n == 0` fails
+    /// too) or closes while the thread waits; [`AcquireError::TooLarge`] at once if
+    /// `n > Semaphore::MAX_PERMITS`, a request that could never be met. On an open semaphore
+    /// `n == 0` succeeds at once.
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, thread};
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let waiter = {
+    ///     let sem = Arc::clone(&sem);
+    ///     thread::spawn(move || sem.acquire_many(3).unwrap().num_permits())
+    /// };
+    /// sem.add_permits(2);
+    /// assert_eq!(waiter.join().unwrap(), 3);
+    /// assert_eq!(sem.available_permits(), 3);
+    /// ```
+    #[inline]
+    pub fn acquire_many(&self, n: usize) -> Result<Permit<'_>, AcquireError> {
+        self.acquire_n(n)?;
+        Ok(Permit::new(self, n))
     }
 
     /// Takes a permit if one is available now; never blocks.
@@ -219,8 +259,141 @@ impl Semaphore {
     /// ```
     #[inline]
     pub fn try_acquire(&self) -> Result<Permit<'_>, TryAcquireError> {
-        self.try_acquire_one()?;
-        Ok(Permit::new(self))
+        self.try_acquire_n(1)?;
+        Ok(Permit::new(self, 1))
+    }
+
+    /// Takes `n` permits if that many are available now; never blocks.
+    ///
+    /// # Errors
+    ///
+    /// [`TryAcquireError::Closed`] if the semaphore is closed (checked first, also for
+    /// `n == 0`), [`TryAcquireError::TooLarge`] if `n > Semaphore::MAX_PERMITS`,
+    /// [`TryAcquireError::NoPermits`] if fewer than `n` are available.
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    ///
+    /// let sem = Semaphore::new(3);
+    /// let two = sem.try_acquire_many(2).unwrap();
+    /// assert_eq!(sem.try_acquire_many(2).unwrap_err(), TryAcquireError::NoPermits);
+    /// assert_eq!(sem.try_acquire_many(0).unwrap().num_permits(), 0);
+    /// drop(two);
+    /// assert_eq!(sem.available_permits(), 3);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many(&self, n: usize) -> Result<Permit<'_>, TryAcquireError> {
+        self.try_acquire_n(n)?;
+        Ok(Permit::new(self, n))
+    }
+
+    /// Takes a permit, waiting at most `timeout` for one.
+    ///
+    /// A permit that is free at the call is taken without parking, even if `timeout` is zero
+    /// (as `parking_lot`'s `try_lock_for`, Java's `tryAcquire(0, unit)` and C++'s
+    /// `try_acquire_for` do). A `timeout` too large to add to the current time (such as
+    /// [`Duration::MAX`]) waits without a deadline. A call that times out takes no permit.
+    ///
+    /// # Errors
+    ///
+    /// [`TryAcquireError::Closed`] if the semaphore is closed or closes while the thread
+    /// waits, [`TryAcquireError::TimedOut`] if no permit came before the deadline.
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    /// use std::time::Duration;
+    ///
+    /// let sem = Semaphore::new(1);
+    /// let held = sem.try_acquire_for(Duration::ZERO).unwrap();
+    /// let err = sem.try_acquire_for(Duration::from_millis(5)).unwrap_err();
+    /// assert_eq!(err, TryAcquireError::TimedOut);
+    /// drop(held);
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    #[inline]
+    pub fn try_acquire_for(&self, timeout: Duration) -> Result<Permit<'_>, TryAcquireError> {
+        self.try_acquire_many_for(1, timeout)
+    }
+
+    /// Takes a permit, waiting until `deadline` at most. A deadline already past still takes
+    /// a permit that is free now, without parking. Otherwise as
+    /// [`try_acquire_for`](Semaphore::try_acquire_for).
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let sem = Semaphore::new(1);
+    /// let past = Instant::now();
+    /// let held = sem.try_acquire_until(past).unwrap();
+    /// let soon = Instant::now() + Duration::from_millis(5);
+    /// assert_eq!(sem.try_acquire_until(soon).unwrap_err(), TryAcquireError::TimedOut);
+    /// drop(held);
+    /// ```
+    #[inline]
+    pub fn try_acquire_until(&self, deadline: Instant) -> Result<Permit<'_>, TryAcquireError> {
+        self.try_acquire_many_until(1, deadline)
+    }
+
+    /// Takes `n` permits at once, waiting at most `timeout` for them; as
+    /// [`try_acquire_for`](Semaphore::try_acquire_for) for the timeout and
+    /// [`acquire_many`](Semaphore::acquire_many) for the request.
+    ///
+    /// # Errors
+    ///
+    /// [`TryAcquireError::Closed`] (checked first), [`TryAcquireError::TooLarge`] at once if
+    /// `n > Semaphore::MAX_PERMITS`, [`TryAcquireError::TimedOut`] if fewer than `n`
+    /// permits were free at the deadline. A timed-out call takes none of them.
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    /// use std::time::Duration;
+    ///
+    /// let sem = Semaphore::new(2);
+    /// let err = sem.try_acquire_many_for(3, Duration::from_millis(5)).unwrap_err();
+    /// assert_eq!(err, TryAcquireError::TimedOut);
+    /// assert_eq!(sem.available_permits(), 2, "a timed-out call takes nothing");
+    /// assert_eq!(sem.try_acquire_many_for(2, Duration::ZERO).unwrap().num_permits(), 2);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many_for(
+        &self,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<Permit<'_>, TryAcquireError> {
+        self.acquire_timed(n, || now().checked_add(timeout))?;
+        Ok(Permit::new(self, n))
+    }
+
+    /// Takes `n` permits at once, waiting until `deadline` at most; as
+    /// [`try_acquire_many_for`](Semaphore::try_acquire_many_for).
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::time::{Duration, Instant};
+    ///
+    /// let sem = Semaphore::new(2);
+    /// let deadline = Instant::now() + Duration::from_secs(1);
+    /// assert_eq!(sem.try_acquire_many_until(2, deadline).unwrap().num_permits(), 2);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many_until(
+        &self,
+        n: usize,
+        deadline: Instant,
+    ) -> Result<Permit<'_>, TryAcquireError> {
+        self.acquire_timed(n, || Some(deadline))?;
+        Ok(Permit::new(self, n))
     }
 
     /// Like [`acquire`](Semaphore::acquire), for a semaphore in an [`Arc`]: the permit owns a
@@ -239,8 +412,26 @@ impl Semaphore {
     /// ```
     #[inline]
     pub fn acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, AcquireError> {
-        self.acquire_one()?;
-        Ok(OwnedPermit::new(self))
+        self.acquire_n(1)?;
+        Ok(OwnedPermit::new(self, 1))
+    }
+
+    /// Like [`acquire_many`](Semaphore::acquire_many), for a semaphore in an [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(Semaphore::new(3));
+    /// let permit = Arc::clone(&sem).acquire_many_owned(3).unwrap();
+    /// assert_eq!((permit.num_permits(), sem.available_permits()), (3, 0));
+    /// ```
+    #[inline]
+    pub fn acquire_many_owned(self: Arc<Self>, n: usize) -> Result<OwnedPermit, AcquireError> {
+        self.acquire_n(n)?;
+        Ok(OwnedPermit::new(self, n))
     }
 
     /// Like [`try_acquire`](Semaphore::try_acquire), for a semaphore in an [`Arc`].
@@ -263,11 +454,121 @@ impl Semaphore {
     /// ```
     #[inline]
     pub fn try_acquire_owned(self: Arc<Self>) -> Result<OwnedPermit, TryAcquireError> {
-        self.try_acquire_one()?;
-        Ok(OwnedPermit::new(self))
+        self.try_acquire_n(1)?;
+        Ok(OwnedPermit::new(self, 1))
     }
 
-    /// Adds `n` permits and wakes up to `n` parked threads.
+    /// Like [`try_acquire_many`](Semaphore::try_acquire_many), for a semaphore in an [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(Semaphore::new(2));
+    /// assert!(Arc::clone(&sem).try_acquire_many_owned(3).is_err());
+    /// assert_eq!(sem.try_acquire_many_owned(2).unwrap().num_permits(), 2);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many_owned(
+        self: Arc<Self>,
+        n: usize,
+    ) -> Result<OwnedPermit, TryAcquireError> {
+        self.try_acquire_n(n)?;
+        Ok(OwnedPermit::new(self, n))
+    }
+
+    /// Like [`try_acquire_for`](Semaphore::try_acquire_for), for a semaphore in an [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let permit = Arc::clone(&sem).try_acquire_for_owned(Duration::ZERO).unwrap();
+    /// assert!(Arc::clone(&sem).try_acquire_for_owned(Duration::ZERO).is_err());
+    /// drop(permit);
+    /// ```
+    #[inline]
+    pub fn try_acquire_for_owned(
+        self: Arc<Self>,
+        timeout: Duration,
+    ) -> Result<OwnedPermit, TryAcquireError> {
+        self.try_acquire_many_for_owned(1, timeout)
+    }
+
+    /// Like [`try_acquire_until`](Semaphore::try_acquire_until), for a semaphore in an
+    /// [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, time::Instant};
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// assert!(sem.try_acquire_until_owned(Instant::now()).is_ok());
+    /// ```
+    #[inline]
+    pub fn try_acquire_until_owned(
+        self: Arc<Self>,
+        deadline: Instant,
+    ) -> Result<OwnedPermit, TryAcquireError> {
+        self.try_acquire_many_until_owned(1, deadline)
+    }
+
+    /// Like [`try_acquire_many_for`](Semaphore::try_acquire_many_for), for a semaphore in an
+    /// [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::{sync::Arc, time::Duration};
+    ///
+    /// let sem = Arc::new(Semaphore::new(2));
+    /// let permit = Arc::clone(&sem).try_acquire_many_for_owned(2, Duration::MAX).unwrap();
+    /// assert_eq!(permit.num_permits(), 2);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many_for_owned(
+        self: Arc<Self>,
+        n: usize,
+        timeout: Duration,
+    ) -> Result<OwnedPermit, TryAcquireError> {
+        self.acquire_timed(n, || now().checked_add(timeout))?;
+        Ok(OwnedPermit::new(self, n))
+    }
+
+    /// Like [`try_acquire_many_until`](Semaphore::try_acquire_many_until), for a semaphore in
+    /// an [`Arc`].
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    /// use std::{sync::Arc, time::Instant};
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// let err = sem.try_acquire_many_until_owned(2, Instant::now()).unwrap_err();
+    /// assert_eq!(err, TryAcquireError::TimedOut);
+    /// ```
+    #[inline]
+    pub fn try_acquire_many_until_owned(
+        self: Arc<Self>,
+        n: usize,
+        deadline: Instant,
+    ) -> Result<OwnedPermit, TryAcquireError> {
+        self.acquire_timed(n, || Some(deadline))?;
+        Ok(OwnedPermit::new(self, n))
+    }
+
+    /// Adds `n` permits and wakes, in the order they parked, every parked thread whose
+    /// request fits the permits then free (a request that does not fit does not hold up a
+    /// smaller one behind it).
     ///
     /// Permits may be added to a closed semaphore (a held permit still comes back); they
     /// are counted but never handed out.
@@ -295,7 +596,8 @@ impl Semaphore {
         }
     }
 
-    /// Adds `n` permits and wakes up to `n` parked threads, unless the count would exceed
+    /// Adds `n` permits and wakes the parked threads they let proceed (as
+    /// [`add_permits`](Semaphore::add_permits)), unless the count would exceed
     /// [`MAX_PERMITS`](Semaphore::MAX_PERMITS).
     ///
     /// # Errors
@@ -324,8 +626,8 @@ impl Semaphore {
             if n > Self::MAX_PERMITS - available {
                 return Err(AddPermitsError::new(available, n));
             }
-            // Release: pairs with the Acquire of `take_one`'s CAS in the thread that takes one
-            // of these permits, so this thread's writes (a holder's, when a permit is dropped)
+            // Release: pairs with the Acquire of `take`'s CAS in the thread that takes one of
+            // these permits, so this thread's writes (a holder's, when a permit is dropped)
             // happen-before that thread's.
             match self.state.compare_exchange_weak(
                 s,
@@ -338,7 +640,7 @@ impl Semaphore {
             }
         }
         if s & WAITERS != 0 {
-            self.unpark_waiters(n);
+            self.unpark_waiters(false);
         }
         Ok(())
     }
@@ -355,10 +657,50 @@ impl Semaphore {
         }
     }
 
-    /// Closes the semaphore: every parked and every future [`acquire`](Semaphore::acquire)
-    /// returns [`AcquireError`], and [`try_acquire`](Semaphore::try_acquire) returns
-    /// [`TryAcquireError::Closed`]. Permits still held may be returned as usual. Closing
-    /// twice is harmless.
+    /// Takes up to `n` of the available permits out of circulation for good, and returns how
+    /// many it took (fewer than `n` when fewer are available; it never waits). The flags are
+    /// untouched: a closed semaphore stays closed, and parked threads stay parked (fewer
+    /// permits never let a waiter proceed).
+    ///
+    /// # Examples
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    ///
+    /// let sem = Semaphore::new(5);
+    /// assert_eq!(sem.forget_permits(2), 2);
+    /// assert_eq!(sem.forget_permits(9), 3);
+    /// assert_eq!(sem.available_permits(), 0);
+    /// sem.close();
+    /// sem.add_permits(1);
+    /// assert_eq!(sem.forget_permits(1), 1);
+    /// assert!(sem.is_closed(), "forgetting permits never reopens a semaphore");
+    /// ```
+    pub fn forget_permits(&self, n: usize) -> usize {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let taken = n.min(s >> FLAG_BITS);
+            if taken == 0 {
+                return 0;
+            }
+            // Relaxed: the permits go to nobody, so there is no holder to order after their
+            // last holder; being a read-modify-write, it keeps every release sequence on the
+            // word intact.
+            match self.state.compare_exchange_weak(
+                s,
+                s - taken * ONE,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return taken,
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Closes the semaphore: every parked and every future acquire fails with the `Closed`
+    /// error ([`AcquireError::Closed`], [`TryAcquireError::Closed`]). Permits still held may
+    /// be returned as usual. Closing twice is harmless.
     ///
     /// Everything a thread did before `close` happens-before everything a thread does after
     /// it observes the semaphore closed (an acquire error, or `is_closed` returning `true`).
@@ -383,7 +725,7 @@ impl Semaphore {
         // with `is_closed`'s Acquire load.
         let old = self.state.fetch_or(CLOSED, Ordering::Release);
         if old & WAITERS != 0 {
-            self.unpark_waiters(usize::MAX);
+            self.unpark_waiters(true);
         }
     }
 
@@ -463,32 +805,75 @@ impl Semaphore {
         core::ptr::from_ref(self).addr()
     }
 
-    /// Takes one permit or reports that the semaphore is closed, parking as long as needed.
+    /// Takes `n` permits or reports why not, parking as long as needed.
     ///
-    /// The fast path is `try_acquire`'s: a permit is taken with no spinning and no park-table
-    /// call whenever one is free. Sharing it leaves no separate fast-path test whose every
-    /// mutation only costs time.
+    /// The fast path is `try_acquire`'s: the permits are taken with no spinning and no
+    /// park-table call whenever they are free. Sharing it leaves no separate fast-path test
+    /// whose every mutation only costs time.
     #[inline]
-    fn acquire_one(&self) -> Result<(), AcquireError> {
-        match self.try_acquire_one() {
+    fn acquire_n(&self, n: usize) -> Result<(), AcquireError> {
+        match self.try_acquire_n(n) {
             Ok(()) => Ok(()),
-            Err(TryAcquireError::Closed) => Err(AcquireError::new()),
-            Err(TryAcquireError::NoPermits) => self.acquire_slow(),
+            // Without a deadline the slow path fails only when the semaphore is closed.
+            Err(TryAcquireError::NoPermits) => {
+                self.acquire_slow(n, None).map_err(|_| AcquireError::Closed)
+            }
+            Err(e) => Err(blocking_error(e)),
         }
     }
 
-    /// Takes one permit if the state word is still `s`.
+    /// Takes `n` permits, waiting until the deadline that `deadline` computes (`None`: no
+    /// deadline). The clock is read only once the fast path has failed.
     #[inline]
-    fn take_one(&self, s: usize) -> Result<usize, usize> {
+    fn acquire_timed(
+        &self,
+        n: usize,
+        deadline: impl FnOnce() -> Option<Instant>,
+    ) -> Result<(), TryAcquireError> {
+        match self.try_acquire_n(n) {
+            Err(TryAcquireError::NoPermits) => self.acquire_slow(n, deadline()),
+            other => other,
+        }
+    }
+
+    /// Takes `n` permits if they are available now.
+    #[inline]
+    fn try_acquire_n(&self, n: usize) -> Result<(), TryAcquireError> {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            if s & CLOSED != 0 {
+                // Acquire: pairs with `close`'s Release.
+                fence(Ordering::Acquire);
+                return Err(TryAcquireError::Closed);
+            }
+            if n > Self::MAX_PERMITS {
+                return Err(TryAcquireError::TooLarge { requested: n });
+            }
+            if n == 0 {
+                return Ok(());
+            }
+            if !fits(s, n) {
+                return Err(TryAcquireError::NoPermits);
+            }
+            match self.take(s, n) {
+                Ok(_) => return Ok(()),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Takes `n` permits (`0 < n <= permits in s`) if the state word is still `s`.
+    #[inline]
+    fn take(&self, s: usize, n: usize) -> Result<usize, usize> {
         #[cfg(feature = "broken_sema")]
         if self.flaw == Some(Flaw::OverIssue) {
-            return flaw::over_issue_take(&self.state, s, ONE);
+            return flaw::over_issue_take(&self.state, s, n * ONE);
         }
-        // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permit
-        // into the word, so the previous holder's writes happen-before this holder's.
+        // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permits
+        // into the word, so the previous holders' writes happen-before this holder's.
         self.state.compare_exchange_weak(
             s,
-            s - ONE,
+            s - n * ONE,
             self.permit_ordering(Ordering::Acquire),
             Ordering::Relaxed,
         )
@@ -517,9 +902,16 @@ impl Semaphore {
         self.permit_ordering(Ordering::Release)
     }
 
-    /// Takes one permit if one is available now.
-    #[inline]
-    fn try_acquire_one(&self) -> Result<(), TryAcquireError> {
+    /// The slow path of every waiting acquire of `n` permits (`0 < n <= MAX_PERMITS`): take
+    /// them if they are free (barging), give up once `deadline` has passed, spin while nobody
+    /// waits, set `WAITERS`, park, and start over when woken. Fails with `Closed` or (only
+    /// with a deadline) `TimedOut`.
+    #[cold]
+    fn acquire_slow(&self, n: usize, deadline: Option<Instant>) -> Result<(), TryAcquireError> {
+        let mut spin = SpinWait::new();
+        // Set when an unpark chose this thread, until it has taken its permits or passed the
+        // wake-up on.
+        let mut woken = false;
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             if s & CLOSED != 0 {
@@ -527,40 +919,32 @@ impl Semaphore {
                 fence(Ordering::Acquire);
                 return Err(TryAcquireError::Closed);
             }
-            if s < ONE {
-                return Err(TryAcquireError::NoPermits);
-            }
-            match self.take_one(s) {
-                Ok(_) => return Ok(()),
-                Err(now) => s = now,
-            }
-        }
-    }
 
-    /// The slow path of `acquire`: grab a permit if there is one (barging), spin while
-    /// nobody waits, set `WAITERS`, park, and start over when woken.
-    #[cold]
-    fn acquire_slow(&self) -> Result<(), AcquireError> {
-        let mut spin = SpinWait::new();
-        let mut s = self.state.load(Ordering::Relaxed);
-        loop {
-            if s & CLOSED != 0 {
-                // Acquire: pairs with `close`'s Release.
-                fence(Ordering::Acquire);
-                return Err(AcquireError::new());
-            }
-
-            // A permit is free: take it, even if others are parked.
-            if s >= ONE {
-                match self.take_one(s) {
+            // The permits are free: take them, even if others are parked, and even if the
+            // deadline has passed (a zero timeout still takes what is free now).
+            if fits(s, n) {
+                match self.take(s, n) {
                     Ok(_) => return Ok(()),
                     Err(now) => s = now,
                 }
                 continue;
             }
 
+            if woken {
+                // An unpark chose this thread for permits it does not find: a barger took
+                // them, or they were forgotten. Smaller requests behind it may fit what is
+                // left, and the release that woke this thread counted on it to take them:
+                // pass the wake-up on before parking again or giving up.
+                woken = false;
+                self.pass_on(s);
+            }
+
+            if deadline.is_some_and(|d| d <= now()) {
+                return Err(TryAcquireError::TimedOut);
+            }
+
             if s & WAITERS == 0 {
-                // Nobody is parked: a permit may come back soon, so spin a little first.
+                // Nobody is parked: permits may come back soon, so spin a little first.
                 if spin.spin() {
                     s = self.state.load(Ordering::Relaxed);
                     continue;
@@ -579,15 +963,38 @@ impl Semaphore {
                 }
             }
 
-            self.park();
+            match self.park(n, deadline) {
+                ParkResult::Unparked(_) => {
+                    #[cfg(feature = "broken_sema")]
+                    if flaw::is(self.flaw, Flaw::TimeoutLeak) && flaw::timeout_leak(deadline, now())
+                    {
+                        return Err(TryAcquireError::TimedOut);
+                    }
+                    woken = true;
+                }
+                // The deadline passed while this thread was still queued: no unpark chose
+                // it, so it owes nobody a wake-up, and `timed_out` has cleared `WAITERS` if
+                // it was the last waiter.
+                ParkResult::TimedOut => return Err(TryAcquireError::TimedOut),
+                ParkResult::Invalid => {}
+            }
             spin.reset();
             s = self.state.load(Ordering::Relaxed);
         }
     }
 
-    /// Parks this thread until a release or `close` unparks it, unless the state is no
-    /// longer exactly `WAITERS` when the bucket is locked.
-    fn park(&self) {
+    /// Hands on the wake-up of a thread that was woken for permits it did not take, when the
+    /// word `s` shows permits free and threads parked.
+    fn pass_on(&self, s: usize) {
+        if s & WAITERS != 0 && s >= ONE {
+            self.unpark_waiters(false);
+        }
+    }
+
+    /// Parks this thread, which requests `n` permits, until a release or `close` unparks it
+    /// or `deadline` passes, unless, when the bucket is locked, the word no longer says it
+    /// may park.
+    fn park(&self, n: usize, deadline: Option<Instant>) -> ParkResult {
         // Runs under the bucket lock, which every clear of WAITERS also holds, so a clear
         // either happened before (and this sees it) or happens after this thread is queued
         // (and the clearing unpark finds it).
@@ -600,42 +1007,56 @@ impl Semaphore {
         let validate = || {
             #[cfg(feature = "broken_sema")]
             if let Some(seen) = stale {
-                return flaw::stale_validate(seen, WAITERS);
+                return may_park(seen, n);
             }
-            may_park(self.state.load(Ordering::Relaxed))
+            may_park(self.state.load(Ordering::Relaxed), n)
         };
-        // No timeout is passed, so `timed_out` is never called.
-        let timed_out = |_, _| {};
+        let timed_out = |_, was_last| self.leave_queue(was_last);
         // SAFETY:
         // - `key` is this semaphore's own address, which only this semaphore parks on;
-        // - `validate` (and `timed_out`, never called) run under the bucket lock: one
-        //   relaxed load and a comparison, which cannot unwind or call into the park table;
+        // - `validate` and `timed_out` run under the bucket lock: a relaxed load and a
+        //   comparison, and at most one atomic RMW, which cannot unwind or call into the
+        //   park table;
         // - `before_sleep` does nothing;
         // - this is not a signal handler.
-        let result = unsafe {
+        unsafe {
             park(
                 self.key(),
                 validate,
                 || {},
                 timed_out,
-                DEFAULT_PARK_TOKEN,
-                None,
+                ParkToken(n),
+                deadline,
             )
-        };
-        debug_assert_ne!(result, ParkResult::TimedOut, "no timeout was passed");
+        }
     }
 
-    /// Unparks up to `max` threads; clears `WAITERS` if none is left parked.
+    /// `park`'s `timed_out` callback: this thread's deadline passed and it left the queue,
+    /// the last thread parked on this semaphore if `was_last`; only then does `WAITERS` go
+    /// (another waiter still needs the releases to take the slow path).
+    fn leave_queue(&self, was_last: bool) {
+        if was_last {
+            // Relaxed: this runs under the bucket lock, as every `validate` does.
+            self.state.fetch_and(!WAITERS, Ordering::Relaxed);
+        }
+    }
+
+    /// Unparks, in queue order, the parked threads whose requests fit the permits free when
+    /// the bucket is locked (or, with `all`, every parked thread); clears `WAITERS` if none
+    /// is left parked.
     #[cold]
-    fn unpark_waiters(&self, max: usize) {
-        let mut unparked = 0;
-        let filter = |_| {
-            if unparked < max {
-                unparked += 1;
-                FilterOp::Unpark
-            } else {
-                FilterOp::Stop
+    fn unpark_waiters(&self, all: bool) {
+        // The permits not yet promised to a thread this call woke, read under the lock at
+        // the first parked thread.
+        let mut left = None;
+        let filter = |token: ParkToken| {
+            if all {
+                return FilterOp::Unpark;
             }
+            // Relaxed: under the bucket lock; the woken thread takes its permits with its own
+            // Acquire CAS.
+            let left = left.get_or_insert_with(|| self.state.load(Ordering::Relaxed) >> FLAG_BITS);
+            self.wake_if_fits(left, token.0)
         };
         let callback = |result: UnparkResult| {
             if self.no_waiter_left(&result) {
@@ -647,10 +1068,30 @@ impl Semaphore {
         };
         // SAFETY:
         // - `key` is this semaphore's own address, which only this semaphore parks on;
-        // - `filter` and `callback` run under the bucket lock: a counter comparison and one
-        //   atomic RMW, which cannot unwind or call into the park table;
+        // - `filter` and `callback` run under the bucket lock: a relaxed load, counter
+        //   arithmetic that cannot overflow (`wake_if_fits`), and one atomic RMW, none of which
+        //   can unwind or call into the park table;
         // - this is not a signal handler.
         unsafe { unpark_filter(self.key(), filter, callback) };
+    }
+
+    /// The unpark filter's decision for a parked request of `want` permits when `left`
+    /// permits are not yet promised to a thread woken by this call: wake it if it fits (and
+    /// promise it those permits), else pass over it to the smaller requests behind it; stop
+    /// once nothing is left (every parked request is for at least one permit).
+    fn wake_if_fits(&self, left: &mut usize, want: usize) -> FilterOp {
+        if *left == 0 {
+            return FilterOp::Stop;
+        }
+        if want <= *left {
+            *left -= want;
+            return FilterOp::Unpark;
+        }
+        #[cfg(feature = "broken_sema")]
+        if self.flaw == Some(Flaw::WeightedLostWakeup) {
+            return flaw::weighted_lost_wakeup();
+        }
+        FilterOp::Skip
     }
 
     /// Whether an unpark left no thread parked on this semaphore, so `WAITERS` must go.
@@ -660,6 +1101,21 @@ impl Semaphore {
             return flaw::lost_waiters_clears(result);
         }
         !result.have_more_threads
+    }
+}
+
+/// Whether the word `s` holds at least `n` free permits.
+#[inline(always)]
+fn fits(s: usize, n: usize) -> bool {
+    s >> FLAG_BITS >= n
+}
+
+/// The error of a blocking acquire for the fast path's failure `e` (never `NoPermits`, which
+/// sends it to the slow path).
+fn blocking_error(e: TryAcquireError) -> AcquireError {
+    match e {
+        TryAcquireError::TooLarge { requested } => AcquireError::TooLarge { requested },
+        _ => AcquireError::Closed,
     }
 }
 
@@ -676,6 +1132,15 @@ impl fmt::Debug for Semaphore {
         d.finish()
     }
 }
+
+// What a user may rely on in every build: a semaphore can be shared and used across threads
+// and across `catch_unwind`, and an owned permit can be moved to and kept by any thread.
+const _: () = {
+    const fn shareable<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+    const fn movable<T: Send + Sync + 'static>() {}
+    shareable::<Semaphore>();
+    movable::<OwnedPermit>();
+};
 
 // The real build keeps the semaphore to one word; the flawed build adds a field, and the
 // checkers' atomics carry their own bookkeeping.
@@ -778,21 +1243,134 @@ mod tests {
         );
     }
 
-    /// The state table's rule, row by row: a thread may park only in the state exactly
-    /// `WAITERS`. Parking in a state that has the bit *and* a permit (or `CLOSED`) is rescued
-    /// by the release (or close) that is about to unpark, so no scenario can see it; this
-    /// test can.
+    /// The state table's parking rule, row by row: a thread requesting `n` permits may park
+    /// only while `WAITERS` is set, the semaphore is open, and fewer than `n` permits are
+    /// free (for one permit: the state exactly `WAITERS`). Parking in a state that has the
+    /// bit *and* enough permits (or `CLOSED`) is rescued by the release (or close) that is
+    /// about to unpark, so no scenario can see it; this test can.
     #[test]
-    fn a_thread_may_park_only_in_the_state_exactly_waiters() {
-        for permits in [0, 1, 2, Semaphore::MAX_PERMITS] {
+    fn a_thread_may_park_only_while_waiters_is_set_open_and_its_request_does_not_fit() {
+        for permits in [0, 1, 2, 3, Semaphore::MAX_PERMITS] {
             for closed in [0, CLOSED] {
                 for waiters in [0, WAITERS] {
-                    let s = (permits * ONE) | closed | waiters;
-                    let expected = permits == 0 && closed == 0 && waiters == WAITERS;
-                    assert_eq!(may_park(s), expected, "state {s:#x}");
+                    for n in [1, 2, 3, Semaphore::MAX_PERMITS] {
+                        let s = (permits * ONE) | closed | waiters;
+                        let expected = permits < n && closed == 0 && waiters == WAITERS;
+                        assert_eq!(may_park(s, n), expected, "state {s:#x}, request {n}");
+                    }
                 }
             }
         }
+    }
+
+    /// The release's filter, decision by decision: in queue order, a request that fits what
+    /// is not yet promised is woken and promised its permits; one that does not fit is passed
+    /// over (a smaller one behind it may fit); nothing is left: stop.
+    #[test]
+    fn a_release_wakes_in_queue_order_every_request_that_fits_what_is_left() {
+        let sem = Semaphore::new(0);
+        let decide = |left: usize, queue: &[usize]| {
+            let mut left = left;
+            let ops: Vec<_> = queue
+                .iter()
+                .map(|&want| sem.wake_if_fits(&mut left, want))
+                .collect();
+            (ops, left)
+        };
+        use FilterOp::{Skip, Stop, Unpark};
+        assert_eq!(decide(1, &[1, 1]), (vec![Unpark, Stop], 0));
+        assert_eq!(decide(1, &[2, 1]), (vec![Skip, Unpark], 0));
+        assert_eq!(decide(3, &[2, 2, 1]), (vec![Unpark, Skip, Unpark], 0));
+        assert_eq!(decide(5, &[2, 2]), (vec![Unpark, Unpark], 1));
+        assert_eq!(decide(0, &[1]), (vec![Stop], 0));
+        let max = Semaphore::MAX_PERMITS;
+        assert_eq!(decide(max, &[max, 1]), (vec![Unpark, Stop], 0));
+    }
+
+    /// Waits until `n` threads are parked on `sem`, failing after 10 s.
+    fn wait_parked(sem: &Semaphore, n: usize) {
+        wait_until(|| sem.parked_threads() == n);
+    }
+
+    /// A thread woken for permits it does not find passes the wake-up on, and only when
+    /// permits are free and someone waits: the rule that keeps a timed-out or out-barged
+    /// waiter from stranding the one behind it.
+    #[test]
+    fn a_woken_thread_that_takes_nothing_passes_the_wake_up_on() {
+        let _guard = hang_guard("a_woken_thread_that_takes_nothing_passes_the_wake_up_on");
+        let sem = Semaphore::new(0);
+        reset(sem.key());
+        let idle = thread::scope(|s| {
+            s.spawn(|| sem.acquire().unwrap().forget());
+            wait_parked(&sem, 1);
+            // `parked_threads` counts as an unpark call: start counting from here.
+            reset(sem.key());
+            // No permit free, or nobody announced: nothing to pass on.
+            sem.pass_on(WAITERS);
+            sem.pass_on(ONE);
+            let idle = counts(sem.key());
+            // A permit is free and the waiter's bit is set: the waiter is woken. (Asserting
+            // only after the scope: a failure inside it would wait for the waiter forever.)
+            sem.state.fetch_add(ONE, Ordering::Relaxed);
+            sem.pass_on(sem.state.load(Ordering::Relaxed));
+            idle
+        });
+        assert_eq!(
+            idle,
+            Counts::default(),
+            "nothing to pass on, yet the table was called"
+        );
+        assert_eq!(counts(sem.key()).woken, 1);
+        assert_eq!(sem.state.load(Ordering::Relaxed), 0, "{sem:?}");
+    }
+
+    /// `timed_out` clears `WAITERS` only when the leaving thread was the last one parked.
+    #[test]
+    fn a_timed_out_thread_clears_waiters_only_when_it_was_the_last() {
+        let sem = Semaphore::new(0);
+        sem.state.fetch_add(WAITERS, Ordering::Relaxed);
+        sem.leave_queue(false);
+        assert_eq!(sem.state.load(Ordering::Relaxed), WAITERS);
+        sem.leave_queue(true);
+        assert_eq!(sem.state.load(Ordering::Relaxed), 0);
+    }
+
+    /// A release that finds a weighted queue wakes exactly the requests that fit, in one
+    /// call, and the thread counters see it.
+    #[test]
+    fn a_release_wakes_only_the_requests_it_can_satisfy() {
+        let _guard = hang_guard("a_release_wakes_only_the_requests_it_can_satisfy");
+        let sem = Semaphore::new(0);
+        reset(sem.key());
+        let done = AtomicUsize::new(0);
+        let after_two = thread::scope(|s| {
+            // Queue order: 3, 1, 1 (each waits until the one before it has parked).
+            for (i, n) in [3, 1, 1].into_iter().enumerate() {
+                let (sem, done) = (&sem, &done);
+                s.spawn(move || {
+                    sem.acquire_many(n).unwrap().forget();
+                    done.fetch_add(n, SeqCst);
+                });
+                wait_parked(sem, i + 1);
+            }
+            // `parked_threads` counts as an unpark call: start counting from here.
+            reset(sem.key());
+            // Two permits: the head (3) does not fit and is passed over; both 1s wake.
+            sem.add_permits(2);
+            wait_until(|| done.load(SeqCst) == 2);
+            let after_two = counts(sem.key());
+            sem.add_permits(3);
+            after_two
+        });
+        assert_eq!(after_two.woken, 2, "{after_two:?}");
+        assert_eq!(after_two.unpark_calls, 1, "{after_two:?}");
+        assert_eq!(
+            counts(sem.key()).woken,
+            3,
+            "the head is woken once, by the second release"
+        );
+        assert_eq!(done.load(SeqCst), 5);
+        assert_eq!(sem.state.load(Ordering::Relaxed), 0, "{sem:?}");
     }
 
     #[cfg(feature = "broken_sema")]
@@ -804,6 +1382,8 @@ mod tests {
             Some(Flaw::LostWaiters),
             Some(Flaw::StaleValidate),
             Some(Flaw::RelaxedWhenWaited),
+            Some(Flaw::TimeoutLeak),
+            Some(Flaw::WeightedLostWakeup),
         ] {
             let sem = Semaphore::with_flaw(1, flaw);
             assert_eq!(

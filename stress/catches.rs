@@ -97,6 +97,60 @@ fn catches_stale_validate_in_never_exceeds_permits() {
     );
 }
 
+/// A stall in `scenario` with threads parked and a permit free while `WAITERS` is still set:
+/// the waiter that should have been woken was passed over (the flaws of the weighted and
+/// timed paths leave the bit set, unlike `LostWaiters`).
+fn assert_passed_over(run: &ChildRun, scenario: &str, flaw: &str) -> (usize, usize) {
+    assert_eq!(
+        run.code,
+        Some(watchdog::STALL_EXIT_CODE),
+        "{flaw} did not end in a watchdog stall:\n{}",
+        run.output
+    );
+    assert!(
+        run.output
+            .contains(&format!("STALL in scenario `{scenario}")),
+        "the stall report does not name the scenario:\n{}",
+        run.output
+    );
+    let state = run.stall_state().expect("the report has a state line");
+    let parked = field(state, "parked threads").expect("the state names the parked threads");
+    let permits = field(state, "permits").expect("the state names the permits");
+    assert!(
+        parked > 0 && permits > 0 && state.contains("waiters: true"),
+        "the state is not a passed-over waiter: {state}"
+    );
+    (parked, permits)
+}
+
+/// `WeightedLostWakeup` on real threads: the parking order is set up before the release, so
+/// the first round strands the small request.
+#[test]
+fn catches_weighted_lost_wakeup_in_small_behind_large() {
+    let run = run_child("small_behind_large", "WeightedLostWakeup");
+    let (parked, permits) = assert_passed_over(&run, "small_behind_large", "WeightedLostWakeup");
+    println!(
+        "caught WeightedLostWakeup in {:.3} s: stall with {parked} threads parked, {permits} \
+         permits free",
+        run.elapsed.as_secs_f64()
+    );
+}
+
+/// `TimeoutLeak` on real threads: the release lands just after the timed waiter's deadline,
+/// usually before the kernel's timer wakes it, so the release chooses a waiter whose
+/// deadline has passed; timing-dependent (the README's real-thread matrix says how often it
+/// was caught).
+#[test]
+fn catches_timeout_leak_in_timeout_at_release() {
+    let run = run_child("timeout_at_release", "TimeoutLeak");
+    let (parked, permits) = assert_passed_over(&run, "timeout_at_release", "TimeoutLeak");
+    println!(
+        "caught TimeoutLeak in {:.3} s: stall with {parked} threads parked, {permits} \
+         permits free",
+        run.elapsed.as_secs_f64()
+    );
+}
+
 /// How one child run ended, in a few words for the matrix.
 fn outcome(run: &ChildRun) -> String {
     match run.code {
@@ -125,6 +179,8 @@ fn catches_every_flaw_somewhere() {
         "RelaxedOrdering",
         "StaleValidate",
         "RelaxedWhenWaited",
+        "TimeoutLeak",
+        "WeightedLostWakeup",
     ] {
         let mut caught = 0;
         for scenario in SCENARIOS {

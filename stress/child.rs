@@ -14,7 +14,7 @@ const SCENARIO_VAR: &str = "PARKSEMA_CHILD_SCENARIO";
 const FLAW_VAR: &str = "PARKSEMA_CHILD_FLAW";
 
 /// Every scenario a child can run, with the sizes it runs at there.
-pub(crate) const SCENARIOS: [&str; 7] = [
+pub(crate) const SCENARIOS: [&str; 10] = [
     "never_exceeds_permits",
     "wakes_every_parked_thread",
     "mixed_traffic",
@@ -22,6 +22,9 @@ pub(crate) const SCENARIOS: [&str; 7] = [
     "close_while_parked",
     "close_during_traffic",
     "holder_panics",
+    "weighted_traffic",
+    "small_behind_large",
+    "timeout_at_release",
 ];
 
 /// Runs scenario `name` against `build`.
@@ -35,6 +38,10 @@ pub(crate) fn run_scenario(name: &str, build: Build) -> String {
         "close_while_parked" => scenarios::close_while_parked(build, 16),
         "close_during_traffic" => scenarios::close_during_traffic(build, 2, 16, PER_THREAD / 2),
         "holder_panics" => scenarios::holder_panics(build),
+        "weighted_traffic" => scenarios::weighted_traffic(build, 4, 8, PER_THREAD / 2),
+        "small_behind_large" => scenarios::small_behind_large(build, 20),
+        // 50 rounds of about 2 ms each.
+        "timeout_at_release" => scenarios::timeout_at_release(build, 50),
         other => panic!("unknown scenario `{other}`; known: {SCENARIOS:?}"),
     }
 }
@@ -53,6 +60,10 @@ fn build_named(flaw: &str) -> Build {
         "StaleValidate" => Build::flawed(parksema::Flaw::StaleValidate),
         #[cfg(feature = "broken_sema")]
         "RelaxedWhenWaited" => Build::flawed(parksema::Flaw::RelaxedWhenWaited),
+        #[cfg(feature = "broken_sema")]
+        "TimeoutLeak" => Build::flawed(parksema::Flaw::TimeoutLeak),
+        #[cfg(feature = "broken_sema")]
+        "WeightedLostWakeup" => Build::flawed(parksema::Flaw::WeightedLostWakeup),
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

@@ -82,6 +82,27 @@ fn close_during_traffic() {
 }
 
 #[test]
+fn weighted_traffic() {
+    // 4 permits among 8 threads with requests of 1 to 4: large requests park behind small
+    // ones, timed ones give up, parts come back one by one.
+    println!(
+        "{}",
+        scenarios::weighted_traffic(Build::CORRECT, 4, 8, PER_THREAD / 2)
+    );
+}
+
+#[test]
+fn small_behind_large() {
+    println!("{}", scenarios::small_behind_large(Build::CORRECT, 50));
+}
+
+#[test]
+fn timeout_at_release() {
+    // 100 rounds of about 2 ms each.
+    println!("{}", scenarios::timeout_at_release(Build::CORRECT, 100));
+}
+
+#[test]
 fn holder_panics_returns_permit() {
     println!("{}", scenarios::holder_panics(Build::CORRECT));
 }
@@ -125,7 +146,7 @@ fn shared_waiters_bit_races() {
 #[test]
 fn shared_wakes_every_waiter() {
     repeat("wakes_every_waiter", ROUNDS / 4, || {
-        shared::wakes_every_waiter(Build::CORRECT, 8)
+        shared::wakes_every_waiter(Build::CORRECT, 8, false)
     });
 }
 
@@ -204,5 +225,50 @@ fn shared_unwind_and_move() {
 fn shared_woken_takes_another_releasers_permit() {
     repeat("woken_takes_another_releasers_permit", ROUNDS, || {
         shared::woken_takes_another_releasers_permit(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_large_head_small_behind() {
+    repeat("large_head_small_behind", ROUNDS, || {
+        shared::large_head_small_behind(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_timeout_races_release() {
+    // Each round lets a 10 ms deadline pass in real time: ROUNDS / 10 rounds (20 in debug
+    // builds, 0.2 s; 200 in release, 2 s).
+    repeat("timeout_races_release", ROUNDS / 10, || {
+        shared::timeout_races_release(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_close_races_timed_waits() {
+    // Each round lets a 10 ms deadline pass in real time, as above.
+    repeat("close_races_timed_waits", ROUNDS / 10, || {
+        shared::close_races_timed_waits(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_split_merge_forget_race_acquires() {
+    repeat("split_merge_forget_race_acquires", ROUNDS, || {
+        shared::split_merge_forget_race_acquires(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_forget_races_close() {
+    repeat("forget_races_close", ROUNDS, || {
+        shared::forget_races_close(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_batch_wakes_several() {
+    repeat("batch_wakes_several", ROUNDS / 4, || {
+        shared::batch_wakes_several(Build::CORRECT, 8)
     });
 }

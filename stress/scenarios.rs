@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::thread;
+use std::time::{Duration, Instant};
 
 use parksema::{AcquireError, Semaphore, TryAcquireError};
 
@@ -524,4 +525,177 @@ pub(crate) fn holder_panics(build: Build) -> String {
         describe(&sem)
     );
     "holder panicked, its permit came back and woke the waiter".to_string()
+}
+
+/// Weighted traffic: each thread takes random requests of 1 to `permits` permits by every
+/// acquire there is (blocking, non-blocking, timed with a short timeout), splits some of
+/// them and returns the parts one by one, and merges a second non-blocking take into some.
+/// The permits held never exceed `permits` (checked at every take), a timed-out or refused
+/// call takes nothing, and every permit is back at the end.
+pub(crate) fn weighted_traffic(
+    build: Build,
+    permits: usize,
+    threads: usize,
+    per_thread: usize,
+) -> String {
+    let sem = Arc::new(build.semaphore(permits));
+    let wd = arm(
+        format!("weighted_traffic permits={permits} threads={threads}"),
+        &sem,
+    );
+    let holders = crate::shared::WeightedHolders::new(permits);
+    let timed_out = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    thread::scope(|s| {
+        let handles = (0..threads)
+            .map(|t| {
+                let w = wd.worker(format!("t{t}"));
+                let (sem, holders, timed_out, stop) = (&sem, &holders, &timed_out, &stop);
+                s.spawn(move || {
+                    let mut rng = Rng::new(t as u64 + 1);
+                    for _ in 0..per_thread {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                        let n = 1 + rng.below(permits as u64) as usize;
+                        w.op("acquire");
+                        let permit = match rng.below(3) {
+                            0 => Some(sem.acquire_many(n).expect("never closed")),
+                            1 => match sem.try_acquire_many(n) {
+                                Ok(p) => Some(p),
+                                Err(TryAcquireError::NoPermits) => None,
+                                Err(e) => panic!("try_acquire_many({n}) failed with {e:?}"),
+                            },
+                            _ => match sem.try_acquire_many_for(n, Duration::from_micros(200)) {
+                                Ok(p) => Some(p),
+                                Err(TryAcquireError::TimedOut) => {
+                                    timed_out.fetch_add(1, Ordering::Relaxed);
+                                    None
+                                }
+                                Err(e) => panic!("try_acquire_many_for({n}) failed with {e:?}"),
+                            },
+                        };
+                        let Some(mut permit) = permit else { continue };
+                        w.op("holding");
+                        if let Err(e) = std::panic::catch_unwind(|| holders.enter(n)) {
+                            stop.store(true, Ordering::Relaxed);
+                            std::panic::resume_unwind(e);
+                        }
+                        let mut held = n;
+                        if rng.below(2) == 0
+                            && let Ok(more) = sem.try_acquire()
+                        {
+                            if let Err(e) = std::panic::catch_unwind(|| holders.enter(1)) {
+                                stop.store(true, Ordering::Relaxed);
+                                std::panic::resume_unwind(e);
+                            }
+                            permit.merge(more);
+                            held += 1;
+                        }
+                        assert_eq!(permit.num_permits(), held, "merge miscounted");
+                        w.op("release");
+                        // Return the permits one part at a time.
+                        while held > 1 {
+                            let part = permit.split(1).expect("at least two permits held");
+                            holders.leave(1);
+                            drop(part);
+                            held -= 1;
+                        }
+                        holders.leave(1);
+                        drop(permit);
+                    }
+                })
+            })
+            .collect();
+        join_all(handles);
+    });
+    assert_eq!(
+        sem.available_permits(),
+        permits,
+        "permits not restored: {}",
+        describe(&sem)
+    );
+    assert!(
+        format!("{sem:?}").contains("waiters: false"),
+        "WAITERS left set with nobody parked: {}",
+        describe(&sem)
+    );
+    format!(
+        "permits={permits} threads={threads}: {} timed out, all permits back",
+        timed_out.load(Ordering::Relaxed)
+    )
+}
+
+/// A large request parked at the head with a small one behind it, `rounds` times: one
+/// permit released must wake the small one (the parking order is set up first, so every
+/// round tests it), then two more wake the large one.
+pub(crate) fn small_behind_large(build: Build, rounds: usize) -> String {
+    for round in 0..rounds {
+        let sem = Arc::new(build.semaphore(0));
+        let wd = arm(format!("small_behind_large round={round}"), &sem);
+        let main = wd.worker("main");
+        thread::scope(|s| {
+            let big = s.spawn(|| sem.acquire_many(2).expect("never closed").forget());
+            wait_until(&main, "large request parking", 1, || sem.parked_threads());
+            let small = s.spawn(|| sem.acquire().expect("never closed").forget());
+            wait_until(&main, "small request parking", 2, || sem.parked_threads());
+            main.op("release one (for the small request)");
+            sem.add_permits(1);
+            join_all(vec![small]);
+            main.op("release two (for the large request)");
+            sem.add_permits(2);
+            join_all(vec![big]);
+        });
+        assert_eq!(sem.available_permits(), 0, "{}", describe(&sem));
+    }
+    format!("{rounds} rounds: the small request behind the large one was woken each time")
+}
+
+/// A timed waiter's deadline passing just as a release arrives, `rounds` times: a timed
+/// waiter parks with a 2 ms deadline, an untimed one behind it; the main thread waits until
+/// the deadline has passed and releases one permit at once, usually before the kernel's
+/// timer has woken the timed waiter (Linux lets a timeout fire up to 50 us late), so the
+/// release chooses a waiter whose deadline has passed. That waiter must take the permit or
+/// pass the wake-up on: the untimed waiter always ends with the permit.
+pub(crate) fn timeout_at_release(build: Build, rounds: usize) -> String {
+    let mut chosen_late = 0;
+    for round in 0..rounds {
+        let sem = Arc::new(build.semaphore(0));
+        let wd = arm(format!("timeout_at_release round={round}"), &sem);
+        let main = wd.worker("main");
+        let deadline = Instant::now() + Duration::from_millis(2);
+        thread::scope(|s| {
+            let timed = s.spawn(|| match sem.try_acquire_until(deadline) {
+                Ok(p) => {
+                    drop(p);
+                    true
+                }
+                Err(TryAcquireError::TimedOut) => false,
+                Err(e) => panic!("a timed acquire on an open semaphore failed with {e:?}"),
+            });
+            // The deadline is 2 ms away: the timed waiter may time out before it is seen
+            // parked.
+            wait_until(&main, "timed waiter parking", 1, || {
+                usize::from(sem.parked_threads() >= 1 || timed.is_finished())
+            });
+            let untimed = s.spawn(|| sem.acquire().expect("never closed").forget());
+            // The timed waiter may time out before the untimed one parks (then the release
+            // goes to the untimed one directly).
+            wait_until(&main, "untimed waiter parking", 1, || {
+                usize::from(sem.parked_threads() == 2 || timed.is_finished())
+            });
+            while Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+            main.op("release at the deadline");
+            sem.add_permits(1);
+            main.op("join");
+            if join_all(vec![timed])[0] {
+                chosen_late += 1;
+            }
+            join_all(vec![untimed]);
+        });
+        assert_eq!(sem.available_permits(), 0, "{}", describe(&sem));
+    }
+    format!("{rounds} rounds: the timed waiter took the permit in {chosen_late}")
 }

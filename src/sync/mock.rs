@@ -79,8 +79,7 @@ use super::model::ParkStats;
 pub(crate) use super::checker::flaw_window;
 pub(crate) use super::checker::{AtomicUsize, Ordering, const_fn, fence};
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, UnparkResult,
-    UnparkToken,
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken,
 };
 
 /// Where an unparker leaves a parked thread's token. A std mutex, which the checkers do not
@@ -491,6 +490,7 @@ impl SpinWait {
 mod tests {
     use super::*;
     use crate::sync::model::Arc;
+    use parking_lot_core::DEFAULT_PARK_TOKEN;
 
     /// Runs `f` under the checker. Loom's preemption bound is 2: the largest of these tests
     /// (three parked threads plus the main thread polling the table) explores every schedule

@@ -26,6 +26,22 @@ pub use shuttle::{
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 pub use super::mock::{MockSettings, SPINS, advance_clock, now, with_settings};
 
+/// The clock deadlines are computed from: `Instant::now` on real threads (under the checkers,
+/// the mocked clock, which only [`advance_clock`] moves).
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
+pub fn now() -> std::time::Instant {
+    std::time::Instant::now()
+}
+
+/// Lets `by` pass: on real threads time passes by itself, so this sleeps it out (not to
+/// order threads, only so that a deadline computed from [`now`] has passed when it returns);
+/// under the checkers it moves the mocked clock and wakes the parked threads whose deadline
+/// passed.
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
+pub fn advance_clock(by: std::time::Duration) {
+    std::thread::sleep(by);
+}
+
 /// What one semaphore has cost in the park table so far, as the mocked park table counts it
 /// per key (under `loom` and `shuttle`; each execution starts from zero).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

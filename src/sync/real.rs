@@ -3,11 +3,18 @@
 #[cfg(test)]
 pub(crate) use counted::{park, unpark_filter};
 pub(crate) use parking_lot_core::{
-    DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, SpinWait, UnparkResult,
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult,
 };
 #[cfg(not(test))]
 pub(crate) use parking_lot_core::{park, unpark_filter};
 pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
+
+/// The clock deadlines are computed from: the real one. (Under the checkers it is the mocked
+/// clock, so the checker decides when a deadline passes.)
+#[inline]
+pub(crate) fn now() -> std::time::Instant {
+    std::time::Instant::now()
+}
 /// The gap the `OverIssue` flaw leaves between its load and its store. On real threads it
 /// yields the CPU, so that another thread runs inside the gap often enough for the
 /// real-thread check to see the lost update within milliseconds even on two cores (a spin
