@@ -1097,3 +1097,42 @@ pub(crate) fn batch_wakes_several(build: Build, waiters: usize) {
         );
     }
 }
+
+/// (u) A woken thread that finds its permits taken passes the wake-up on: a thread parks for
+/// two permits, another for one behind it; the main thread adds two, which wakes the first
+/// (the release promises it both, so the second is not woken), while a barger takes one of
+/// them for good. If the barger got one, the first thread wakes to a single permit, which
+/// does not fit it, and must hand the wake-up to the thread behind it, which it fits:
+/// nobody else will ever release. If the barger got none, the first thread took both and
+/// the second waits for the permit the main thread adds next.
+pub(crate) fn woken_out_barged_passes_on(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let first = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire_many(2).expect("never closed").forget())
+    };
+    wait_parked(&sem, 1);
+    let second = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    wait_parked(&sem, 2);
+    let barger = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.try_acquire().map(|p| p.forget()).is_ok())
+    };
+    sem.add_permits(2);
+    let barged = join(vec![barger])[0];
+    if barged {
+        // One permit left, which only the second thread's request fits.
+        join(vec![second]);
+        sem.add_permits(2);
+        join(vec![first]);
+    } else {
+        join(vec![first]);
+        sem.add_permits(1);
+        join(vec![second]);
+    }
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}

@@ -227,6 +227,14 @@ fn forget_races_close() {
 }
 
 #[test]
+fn woken_out_barged_passes_on() {
+    // 20 000 + 20 000 iterations.
+    check("woken_out_barged_passes_on", 20000, || {
+        scenarios::woken_out_barged_passes_on(Build::CORRECT)
+    });
+}
+
+#[test]
 fn batch_wakes_several() {
     // Five waiters. 5 000 + 5 000 iterations.
     check("batch_wakes_several", 5000, || {

@@ -91,21 +91,22 @@ pub enum Flaw {
     WeightedLostWakeup,
 }
 
-/// The [`Flaw::OverIssue`] take: `seen` was loaded and holds a permit; leave a gap
-/// (`sync::flaw_window`), then write `seen - one` (one permit fewer) whatever the word holds
-/// now. The subtraction is here, not in the state machine, so that mutating it is mutating a
-/// flaw (this file is not mutated).
+/// The [`Flaw::OverIssue`] take of `n` permits: `seen` was loaded and holds them; leave a gap
+/// (`sync::flaw_window`), then write `seen - n * one` (`n` permits fewer) whatever the word
+/// holds now. The arithmetic is here, not in the state machine, so that mutating it is
+/// mutating a flaw (this file is not mutated).
 ///
 /// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
 /// lost update: the happens-before edge from the previous holder is kept.
 pub(crate) fn over_issue_take(
     state: &AtomicUsize,
     seen: usize,
+    n: usize,
     one: usize,
 ) -> Result<usize, usize> {
     flaw_window();
-    // Acquire: pairs with the Release of the add that put the permit into the word.
-    state.swap(seen - one, Ordering::Acquire);
+    // Acquire: pairs with the Release of the add that put the permits into the word.
+    state.swap(seen - n * one, Ordering::Acquire);
     Ok(seen)
 }
 

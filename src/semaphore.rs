@@ -34,8 +34,11 @@ const ONE: usize = 1 << FLAG_BITS;
 /// A blocking counting semaphore for threads.
 ///
 /// A semaphore holds a number of permits. [`acquire`](Semaphore::acquire) takes one,
-/// parking the thread until one is available; the returned [`Permit`] gives it back when
-/// dropped. [`close`](Semaphore::close) makes every parked and future `acquire` fail.
+/// parking the thread until one is available, and [`acquire_many`](Semaphore::acquire_many)
+/// takes several at once; the returned [`Permit`] gives them back when dropped. The
+/// `try_` forms never block, the `_for` and `_until` forms wait until a deadline, and the
+/// `_owned` forms take an `Arc<Semaphore>` and return a guard that owns it.
+/// [`close`](Semaphore::close) makes every parked and future acquire fail.
 ///
 /// The whole semaphore is one word (`size_of::<Semaphore>() == size_of::<usize>()`), needs
 /// no allocation and can live in a `static`. Parked threads wait in `parking_lot_core`'s
@@ -68,24 +71,29 @@ pub struct Semaphore {
     ///
     /// | permits | `CLOSED` | `WAITERS` | meaning |
     /// |---------|----------|-----------|---------|
-    /// | n > 0   | 0        | 0         | n permits free, nobody waits: acquire's fast path takes one with a single CAS |
-    /// | 0       | 0        | 0         | no permit, nobody waits: an acquirer spins a little, then sets `WAITERS` |
-    /// | 0       | 0        | 1         | no permit, threads parked or about to park: the only state in which `validate` lets a thread park |
-    /// | n > 0   | 0        | 1         | permits came back while threads wait: the releaser wakes up to n of them; a woken thread or a barging one takes them |
-    /// | any     | 1        | 0         | closed: acquire fails; permits still count, so held ones come back |
+    /// | p       | 0        | 0         | nobody waits: acquire's fast path takes a request of n ≤ p with a single CAS; a larger request spins a little, then sets `WAITERS` |
+    /// | p       | 0        | 1         | threads parked or about to park: a thread requesting n may park only in this row and only while n > p (what `validate` checks); a release walks the queue in order and wakes each request that fits what it has not yet promised; a woken thread or a barging one takes the permits |
+    /// | any     | 1        | 0         | closed: every acquire fails; permits still count, so held ones come back |
     /// | any     | 1        | 1         | closed while threads waited: `close` is waking them all and clears `WAITERS` |
     ///
     /// Transitions:
     ///
-    /// - acquire takes a permit with a CAS `s -> s - ONE` (`Acquire` on success); it never
-    ///   takes one from a closed semaphore;
-    /// - an acquirer that finds no permit sets `WAITERS` with a CAS, then parks with a
-    ///   `validate` that re-checks, under the bucket lock, that the state is exactly
-    ///   `WAITERS`; a woken thread re-runs the loop and is not handed a permit (barging);
+    /// - acquire takes n permits with a CAS `s -> s - n * ONE` (`Acquire` on success); it
+    ///   never takes any from a closed semaphore; n = 0 succeeds without writing;
+    /// - an acquirer that finds too few permits sets `WAITERS` with a CAS, then parks with its
+    ///   request as the park token and a `validate` that re-checks, under the bucket lock,
+    ///   that `WAITERS` is set, `CLOSED` clear and fewer than n permits free; a woken thread
+    ///   re-runs the loop and is not handed permits (barging); one that finds them gone
+    ///   passes the wake-up on;
     /// - a release adds n permits with a checked CAS (`Release`); only if the old state had
-    ///   `WAITERS` does it unpark up to n threads;
+    ///   `WAITERS` does it unpark, in queue order, the waiters whose requests fit the permits
+    ///   free under the bucket lock (each promised its share; one that does not fit is passed
+    ///   over, not a barrier);
+    /// - a timed park that expires leaves the queue under the bucket lock, clearing
+    ///   `WAITERS` if it was the last waiter;
     /// - `close` sets `CLOSED` with `fetch_or` (`Release`) and, if `WAITERS` was set, unparks
-    ///   every waiter.
+    ///   every waiter;
+    /// - `forget_permits` takes permits out with a CAS and never touches a flag.
     ///
     /// Invariants:
     ///
@@ -108,7 +116,9 @@ pub struct Semaphore {
 /// semaphore is open, and fewer than `n` permits are free. The parking thread's `validate`
 /// asks this under the bucket lock. For one permit it is the state exactly `WAITERS`.
 fn may_park(s: usize, n: usize) -> bool {
-    s & (CLOSED | WAITERS) == WAITERS && !fits(s, n)
+    // Three tests rather than one mask: `CLOSED | WAITERS` is the same number as
+    // `CLOSED ^ WAITERS`, an equivalent mutant for `cargo mutants`.
+    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)
 }
 
 /// Builds the initial state word, refusing counts that do not fit.
@@ -867,7 +877,7 @@ impl Semaphore {
     fn take(&self, s: usize, n: usize) -> Result<usize, usize> {
         #[cfg(feature = "broken_sema")]
         if self.flaw == Some(Flaw::OverIssue) {
-            return flaw::over_issue_take(&self.state, s, n * ONE);
+            return flaw::over_issue_take(&self.state, s, n, ONE);
         }
         // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permits
         // into the word, so the previous holders' writes happen-before this holder's.
@@ -915,7 +925,7 @@ impl Semaphore {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             if s & CLOSED != 0 {
-                // Acquire: pairs with `close`'s Release.
+                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).
                 fence(Ordering::Acquire);
                 return Err(TryAcquireError::Closed);
             }

@@ -272,3 +272,10 @@ fn shared_batch_wakes_several() {
         shared::batch_wakes_several(Build::CORRECT, 8)
     });
 }
+
+#[test]
+fn shared_woken_out_barged_passes_on() {
+    repeat("woken_out_barged_passes_on", ROUNDS, || {
+        shared::woken_out_barged_passes_on(Build::CORRECT)
+    });
+}

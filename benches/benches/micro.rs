@@ -1,10 +1,12 @@
 //! Criterion micro-benchmarks, one thread, no contention: an acquire + release pair, and a
-//! `try_acquire` that fails, for parksema, every peer, and the atomic floor.
+//! `try_acquire` that fails, for parksema, every peer, and the atomic floors; plus parksema's
+//! `acquire_many(4)` pair and a timed acquire that succeeds at once.
 //!
 //! `cargo xtask bench` runs this and turns the medians into the report's ratio table.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
 
 use criterion::Criterion;
 use parksema_bench::peers::{
@@ -51,6 +53,37 @@ fn uncontended(c: &mut Criterion) {
     });
     g.bench_function("floor: fetch_add", |b| {
         b.iter(|| black_box(black_box(&word).fetch_add(0, Ordering::Release)))
+    });
+    // The checked floor: what a semaphore that refuses to over-issue or wrap must do at
+    // least, a load and a CAS to take (the count is checked first) and a load and a CAS to
+    // return (the sum is checked against the maximum first).
+    g.bench_function("floor: checked (load+CAS, load+CAS)", |b| {
+        b.iter(|| {
+            let w = black_box(&word);
+            let s = w.load(Ordering::Relaxed);
+            if s >= 8 {
+                let _ = w.compare_exchange(s, s - 8, Ordering::Acquire, Ordering::Relaxed);
+            }
+            let s = w.load(Ordering::Relaxed);
+            if s <= usize::MAX - 8 {
+                let _ = w.compare_exchange(s, s + 8, Ordering::Release, Ordering::Relaxed);
+            }
+        })
+    });
+    // parksema's other fast paths, against the same peers and floors.
+    let four = parksema::Semaphore::new(4);
+    g.bench_function("parksema acquire_many(4)", |b| {
+        b.iter(|| drop(black_box(&four).acquire_many(4).expect("never closed")))
+    });
+    let timed = parksema::Semaphore::new(1);
+    g.bench_function("parksema try_acquire_for (free)", |b| {
+        b.iter(|| {
+            drop(
+                black_box(&timed)
+                    .try_acquire_for(Duration::from_secs(1))
+                    .expect("the permit is free"),
+            )
+        })
     });
     g.finish();
 

@@ -113,7 +113,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     // atomic as SeqCst; x86-64 makes every locked read-modify-write a full barrier), so the
     // second check is a second loom model.
     HandMutant {
-        id: "take_one: Acquire CAS -> Relaxed",
+        id: "take: Acquire CAS -> Relaxed",
         promise: Some(5),
         file: "src/semaphore.rs",
         find: "self.permit_ordering(Ordering::Acquire)",
@@ -152,11 +152,11 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         why_one_build: Some(ORDERINGS),
     },
     HandMutant {
-        id: "try_acquire_one: Acquire fence on CLOSED deleted",
+        id: "try_acquire_n: Acquire fence on CLOSED deleted",
         promise: Some(6),
         file: "src/semaphore.rs",
-        find: "                fence(Ordering::Acquire);\n                return Err(TryAcquireError::Closed);",
-        replace: "                return Err(TryAcquireError::Closed);",
+        find: "                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(TryAcquireError::Closed);",
+        replace: "                // Acquire: pairs with `close`'s Release.\n                return Err(TryAcquireError::Closed);",
         checks: &[
             loom!("close_publishes"),
             loom!("close_races_announced_acquirers"),
@@ -167,8 +167,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "acquire_slow: Acquire fence on CLOSED deleted",
         promise: Some(6),
         file: "src/semaphore.rs",
-        find: "                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
-        replace: "                return Err(AcquireError::new());",
+        find: "                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).\n                fence(Ordering::Acquire);",
+        replace: "                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
         checks: &[
             loom!("close_publishes"),
             loom!("close_races_announced_acquirers"),
@@ -214,24 +214,24 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     },
     // Arguments and method calls.
     HandMutant {
-        id: "a release wakes one thread, not n",
+        id: "a release wakes only the first request that fits",
         promise: Some(8),
         file: "src/semaphore.rs",
-        find: "self.unpark_waiters(n);",
-        replace: "self.unpark_waiters(1);",
+        find: "            *left -= want;\n",
+        replace: "            *left = 0;\n",
         checks: &[
             REAL_UNIT,
             loom!("release_of_two_wakes_two"),
-            shuttle!("releases_race"),
+            shuttle!("batch_wakes_several"),
         ],
         why_one_build: None,
     },
     HandMutant {
-        id: "close wakes one thread, not all",
+        id: "close wakes only the requests that fit, not all (unpark_waiters(true) -> false)",
         promise: Some(9),
         file: "src/semaphore.rs",
-        find: "self.unpark_waiters(usize::MAX);",
-        replace: "self.unpark_waiters(1);",
+        find: "            self.unpark_waiters(true);",
+        replace: "            self.unpark_waiters(false);",
         checks: &[
             REAL_UNIT,
             loom!("close_wakes_two_parked"),
@@ -256,8 +256,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "the unpark callback sets instead of clearing WAITERS (fetch_and -> fetch_or)",
         promise: Some(12),
         file: "src/semaphore.rs",
-        find: "fetch_and(!WAITERS, Ordering::Relaxed)",
-        replace: "fetch_or(WAITERS, Ordering::Relaxed)",
+        find: "                self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            }\n            DEFAULT_UNPARK_TOKEN",
+        replace: "                self.state.fetch_or(WAITERS, Ordering::Relaxed);\n            }\n            DEFAULT_UNPARK_TOKEN",
         checks: &[
             REAL_UNIT,
             loom!("wakes_every_waiter"),
@@ -283,8 +283,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a woken acquire takes a permit added after close",
         promise: Some(2),
         file: "src/semaphore.rs",
-        find: "            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
-        replace: "            if s & CLOSED != 0 && s < ONE {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n                return Err(AcquireError::new());",
+        find: "            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
+        replace: "            if s & CLOSED != 0 && !fits(s, n) {\n                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
         checks: &[
             loom!("add_after_close"),
             shuttle!("add_after_close"),
@@ -293,11 +293,11 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         why_one_build: None,
     },
     HandMutant {
-        id: "a thread may park without WAITERS or when closed (== WAITERS -> < ONE)",
+        id: "a thread may park without WAITERS or when closed (flags ignored)",
         promise: Some(3),
         file: "src/semaphore.rs",
-        find: "    s == WAITERS\n",
-        replace: "    s < ONE\n",
+        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
+        replace: "    !fits(s, n)\n",
         // A late waiter parks in the state 0 that an unpark finding nobody left behind, or
         // in CLOSED after close's unpark: (a) with two rounds and the announced acquirers of
         // (i) reach those states; (b) does not (its adder's permits stay until taken).
@@ -310,10 +310,10 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         why_one_build: None,
     },
     HandMutant {
-        id: "a thread may park whenever WAITERS is set (== WAITERS -> & WAITERS != 0)",
+        id: "a thread may park whenever WAITERS is set (count and CLOSED ignored)",
         promise: Some(3),
         file: "src/semaphore.rs",
-        find: "    s == WAITERS\n",
+        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
         replace: "    s & WAITERS != 0\n",
         checks: &[REAL_UNIT],
         why_one_build: Some(
@@ -323,11 +323,11 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         ),
     },
     HandMutant {
-        id: "a release of n permits wakes n + 1 threads",
+        id: "a release's filter counts one permit more than is free",
         promise: Some(7),
         file: "src/semaphore.rs",
-        find: "self.unpark_waiters(n);",
-        replace: "self.unpark_waiters(n + 1);",
+        find: "self.state.load(Ordering::Relaxed) >> FLAG_BITS);",
+        replace: "(self.state.load(Ordering::Relaxed) >> FLAG_BITS) + 1);",
         checks: &[
             REAL_UNIT,
             loom!("wakes_every_waiter"),
@@ -377,8 +377,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a take writes the decremented word instead of compare-exchanging it (lost update)",
         promise: Some(4),
         file: "src/semaphore.rs",
-        find: "        self.state.compare_exchange_weak(\n            s,\n            s - ONE,\n            self.permit_ordering(Ordering::Acquire),\n            Ordering::Relaxed,\n        )",
-        replace: "        self.state.swap(s - ONE, Ordering::Acquire);\n        Ok(s)",
+        find: "        self.state.compare_exchange_weak(\n            s,\n            s - n * ONE,\n            self.permit_ordering(Ordering::Acquire),\n            Ordering::Relaxed,\n        )",
+        replace: "        self.state.swap(s - n * ONE, Ordering::Acquire);\n        Ok(s)",
         checks: &[
             loom!("one_permit_two_threads"),
             shuttle!("one_permit_six_threads"),
@@ -389,8 +389,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a release with nobody waiting enters the park table",
         promise: Some(14),
         file: "src/semaphore.rs",
-        find: "        if s & WAITERS != 0 {\n            self.unpark_waiters(n);",
-        replace: "        if true {\n            self.unpark_waiters(n);",
+        find: "        if s & WAITERS != 0 {\n            self.unpark_waiters(false);",
+        replace: "        if true {\n            self.unpark_waiters(false);",
         checks: &[
             REAL_UNIT,
             loom!("refused_adds_near_max"),
@@ -398,7 +398,105 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         ],
         why_one_build: None,
     },
+    // The weighted, timed and shrinking paths.
+    HandMutant {
+        id: "a timed-out thread clears WAITERS although others still wait",
+        promise: Some(18),
+        file: "src/semaphore.rs",
+        find: "let timed_out = |_, was_last| self.leave_queue(was_last);",
+        replace: "let timed_out = |_, _was_last: bool| self.leave_queue(true);",
+        checks: &[
+            loom!("timeout_races_release"),
+            shuttle!("timeout_races_release"),
+            stress!("timeout_at_release"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a timed-out last waiter leaves WAITERS set",
+        promise: Some(12),
+        file: "src/semaphore.rs",
+        find: "let timed_out = |_, was_last| self.leave_queue(was_last);",
+        replace: "let timed_out = |_, _was_last: bool| self.leave_queue(false);",
+        checks: &[REAL_API],
+        why_one_build: Some(
+            "in every concurrent scenario the next release or close finds the bit, calls the \
+             park table, finds nobody and clears it, so the stale bit costs one park-table call \
+             and nothing a scenario observes; the single-threaded API test sees the bit left \
+             set after the last timed waiter leaves",
+        ),
+    },
+    HandMutant {
+        id: "a woken thread that takes nothing does not pass the wake-up on",
+        promise: Some(17),
+        file: "src/semaphore.rs",
+        find: "                self.pass_on(s);\n",
+        replace: "",
+        checks: &[
+            loom!("woken_out_barged_passes_on"),
+            shuttle!("woken_out_barged_passes_on"),
+        ],
+        why_one_build: Some(
+            "on real threads the barger must take a permit between the release and the woken \
+             thread's take, a window of nanoseconds; the unit test \
+             `a_woken_thread_that_takes_nothing_passes_the_wake_up_on` checks `pass_on` \
+             itself, not its call",
+        ),
+    },
+    HandMutant {
+        id: "forget_permits clears the flags",
+        promise: Some(19),
+        file: "src/semaphore.rs",
+        find: "                s - taken * ONE,",
+        replace: "                ((s >> FLAG_BITS) - taken) << FLAG_BITS,",
+        checks: &[
+            REAL_API,
+            loom!("forget_races_close"),
+            shuttle!("forget_races_close"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "merge checks for usize overflow only, not MAX_PERMITS",
+        promise: Some(20),
+        file: "src/permit.rs",
+        find: "        Some(sum) if sum <= Semaphore::MAX_PERMITS => sum,",
+        replace: "        Some(sum) => sum,",
+        checks: &[REAL_API],
+        why_one_build: Some(SINGLE_THREADED),
+    },
+    HandMutant {
+        id: "a request of zero succeeds before closed is checked",
+        promise: Some(16),
+        file: "src/semaphore.rs",
+        find: "        let mut s = self.state.load(Ordering::Relaxed);\n        loop {\n            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n",
+        replace: "        let mut s = self.state.load(Ordering::Relaxed);\n        if n == 0 {\n            return Ok(());\n        }\n        loop {\n            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n",
+        checks: &[REAL_API],
+        why_one_build: Some(SINGLE_THREADED),
+    },
+    HandMutant {
+        id: "a request larger than MAX_PERMITS waits (forever)",
+        promise: Some(16),
+        file: "src/semaphore.rs",
+        find: "            if n > Self::MAX_PERMITS {\n                return Err(TryAcquireError::TooLarge { requested: n });\n            }\n",
+        replace: "",
+        checks: &[REAL_API],
+        why_one_build: Some(SINGLE_THREADED),
+    },
+    HandMutant {
+        id: "a timeout too large to add to now panics (checked_add -> +)",
+        promise: Some(21),
+        file: "src/semaphore.rs",
+        find: "        self.acquire_timed(n, || now().checked_add(timeout))?;\n        Ok(Permit::new(self, n))",
+        replace: "        self.acquire_timed(n, || Some(now() + timeout))?;\n        Ok(Permit::new(self, n))",
+        checks: &[REAL_API],
+        why_one_build: Some(SINGLE_THREADED),
+    },
 ];
+
+/// Why a single-threaded promise has a check in one build only.
+const SINGLE_THREADED: &str = "a single-threaded property of the API: no interleaving changes it, \
+                               so the model checkers would only repeat the API test";
 
 /// Why an ordering mutant has checks in one build only.
 const ORDERINGS: &str = "only loom models weak memory: shuttle runs every atomic as SeqCst, and \
