@@ -76,8 +76,9 @@ pub enum Flaw {
     /// free, and otherwise passes the wake-up on before it times out.
     ///
     /// Caught by: the scenario `timeout_races_release` under loom and shuttle (a deadlock:
-    /// the untimed waiter is never woken), and on real threads by the same scenario's
-    /// watchdog stall when the release lands just after the deadline (timing-dependent; the
+    /// the untimed waiter is never woken), and on real threads by the stress scenario
+    /// `timeout_at_release` (a watchdog stall), whose release lands just after the deadline,
+    /// usually before the kernel's timer wakes the timed waiter (timing-dependent; the
     /// README's real-thread matrix says how often).
     TimeoutLeak,
 
@@ -86,8 +87,9 @@ pub enum Flaw {
     /// a smaller one behind it asleep although its permits are free.
     ///
     /// Caught by: the scenario `large_head_small_behind` under loom and shuttle (a
-    /// deadlock) and on real threads (a watchdog stall; the parking order is set up before
-    /// the release, so it is caught every run).
+    /// deadlock) and on real threads by the stress scenario `small_behind_large` (a
+    /// watchdog stall; the parking order is set up before the release, so the first round
+    /// catches it).
     WeightedLostWakeup,
 }
 
