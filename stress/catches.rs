@@ -60,6 +60,19 @@ fn catches_lost_waiters_in_wakes_every_parked_thread() {
 /// The lost-wakeup signature in a stall report: threads parked, a permit free, and
 /// `WAITERS` clear, so no release will ever wake them.
 fn assert_lost_wakeup(run: &ChildRun, scenario: &str, flaw: &str) -> (usize, usize) {
+    assert_stranded(run, scenario, flaw, "waiters: false", "a lost wakeup")
+}
+
+/// A stall in `scenario` with threads parked and a permit free, and the `WAITERS` bit as
+/// `waiters` says (`waiters: false`: nobody will ever look at the queue again; `waiters:
+/// true`: a release looked and passed the waiter over).
+fn assert_stranded(
+    run: &ChildRun,
+    scenario: &str,
+    flaw: &str,
+    waiters: &str,
+    what: &str,
+) -> (usize, usize) {
     assert_eq!(
         run.code,
         Some(watchdog::STALL_EXIT_CODE),
@@ -77,8 +90,8 @@ fn assert_lost_wakeup(run: &ChildRun, scenario: &str, flaw: &str) -> (usize, usi
     let parked = field(state, "parked threads").expect("the state names the parked threads");
     let permits = field(state, "permits").expect("the state names the permits");
     assert!(
-        parked > 0 && permits > 0 && state.contains("waiters: false"),
-        "the state is not a lost wakeup: {state}"
+        parked > 0 && permits > 0 && state.contains(waiters),
+        "the state is not {what}: {state}"
     );
     (parked, permits)
 }
@@ -101,26 +114,7 @@ fn catches_stale_validate_in_never_exceeds_permits() {
 /// the waiter that should have been woken was passed over (the flaws of the weighted and
 /// timed paths leave the bit set, unlike `LostWaiters`).
 fn assert_passed_over(run: &ChildRun, scenario: &str, flaw: &str) -> (usize, usize) {
-    assert_eq!(
-        run.code,
-        Some(watchdog::STALL_EXIT_CODE),
-        "{flaw} did not end in a watchdog stall:\n{}",
-        run.output
-    );
-    assert!(
-        run.output
-            .contains(&format!("STALL in scenario `{scenario}")),
-        "the stall report does not name the scenario:\n{}",
-        run.output
-    );
-    let state = run.stall_state().expect("the report has a state line");
-    let parked = field(state, "parked threads").expect("the state names the parked threads");
-    let permits = field(state, "permits").expect("the state names the permits");
-    assert!(
-        parked > 0 && permits > 0 && state.contains("waiters: true"),
-        "the state is not a passed-over waiter: {state}"
-    );
-    (parked, permits)
+    assert_stranded(run, scenario, flaw, "waiters: true", "a passed-over waiter")
 }
 
 /// `WeightedLostWakeup` on real threads: the parking order is set up before the release, so

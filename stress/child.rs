@@ -40,7 +40,7 @@ pub(crate) fn run_scenario(name: &str, build: Build) -> String {
         "holder_panics" => scenarios::holder_panics(build),
         "weighted_traffic" => scenarios::weighted_traffic(build, 4, 8, PER_THREAD / 2),
         "small_behind_large" => scenarios::small_behind_large(build, 20),
-        // 50 rounds of about 2 ms each.
+        // 50 rounds of about 10 ms each.
         "timeout_at_release" => scenarios::timeout_at_release(build, 50),
         other => panic!("unknown scenario `{other}`; known: {SCENARIOS:?}"),
     }

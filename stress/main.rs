@@ -98,7 +98,7 @@ fn small_behind_large() {
 
 #[test]
 fn timeout_at_release() {
-    // 100 rounds of about 2 ms each.
+    // 100 rounds of about 10 ms each.
     println!("{}", scenarios::timeout_at_release(Build::CORRECT, 100));
 }
 

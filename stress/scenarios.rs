@@ -652,18 +652,24 @@ pub(crate) fn small_behind_large(build: Build, rounds: usize) -> String {
 }
 
 /// A timed waiter's deadline passing just as a release arrives, `rounds` times: a timed
-/// waiter parks with a 2 ms deadline, an untimed one behind it; the main thread waits until
-/// the deadline has passed and releases one permit at once, usually before the kernel's
-/// timer has woken the timed waiter (Linux lets a timeout fire up to 50 us late), so the
-/// release chooses a waiter whose deadline has passed. That waiter must take the permit or
-/// pass the wake-up on: the untimed waiter always ends with the permit.
+/// waiter parks with a 10 ms deadline, an untimed one behind it; the main thread waits until
+/// a moment near the deadline and releases one permit. The moment moves from round to round,
+/// from 150 us before the deadline to 50 us after it: after it, the release usually comes
+/// before the kernel's timer has woken the timed waiter (Linux lets a timeout fire up to
+/// 50 us late); before it, the woken waiter usually runs only after the deadline on a busy
+/// machine. Either way the release chooses a waiter whose deadline has passed by the time it
+/// runs, which must take the permit or pass the wake-up on: the untimed waiter always ends
+/// with the permit.
 pub(crate) fn timeout_at_release(build: Build, rounds: usize) -> String {
     let mut chosen_late = 0;
     for round in 0..rounds {
         let sem = Arc::new(build.semaphore(0));
         let wd = arm(format!("timeout_at_release round={round}"), &sem);
         let main = wd.worker("main");
-        let deadline = Instant::now() + Duration::from_millis(2);
+        // 10 ms: time for the second waiter to park behind the first on a busy machine in a
+        // debug build (with 2 ms the first one often timed out before the second had parked,
+        // and the release never met it).
+        let deadline = Instant::now() + Duration::from_millis(10);
         thread::scope(|s| {
             let timed = s.spawn(|| match sem.try_acquire_until(deadline) {
                 Ok(p) => {
@@ -673,8 +679,7 @@ pub(crate) fn timeout_at_release(build: Build, rounds: usize) -> String {
                 Err(TryAcquireError::TimedOut) => false,
                 Err(e) => panic!("a timed acquire on an open semaphore failed with {e:?}"),
             });
-            // The deadline is 2 ms away: the timed waiter may time out before it is seen
-            // parked.
+            // The timed waiter may time out before it is seen parked.
             wait_until(&main, "timed waiter parking", 1, || {
                 usize::from(sem.parked_threads() >= 1 || timed.is_finished())
             });
@@ -684,10 +689,13 @@ pub(crate) fn timeout_at_release(build: Build, rounds: usize) -> String {
             wait_until(&main, "untimed waiter parking", 1, || {
                 usize::from(sem.parked_threads() == 2 || timed.is_finished())
             });
-            while Instant::now() < deadline {
+            // 150 us before the deadline to 50 us after it, in steps of 50 us.
+            let offset = Duration::from_micros(50 * (round % 5) as u64);
+            let release_at = deadline - Duration::from_micros(150) + offset;
+            while Instant::now() < release_at {
                 std::hint::spin_loop();
             }
-            main.op("release at the deadline");
+            main.op("release near the deadline");
             sem.add_permits(1);
             main.op("join");
             if join_all(vec![timed])[0] {

@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use criterion::Criterion;
+use parksema_bench::floors;
 use parksema_bench::peers::{
     AsyncLock, CondvarSem, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex,
 };
@@ -37,12 +38,7 @@ fn uncontended(c: &mut Criterion) {
     // The floor of a pair: the compare-exchange that takes a permit and the fetch_add that
     // returns it, uncontended.
     g.bench_function("floor: CAS + fetch_add", |b| {
-        b.iter(|| {
-            let w = black_box(&word);
-            let s = w.load(Ordering::Relaxed);
-            let _ = w.compare_exchange(s, s - 8, Ordering::Acquire, Ordering::Relaxed);
-            w.fetch_add(8, Ordering::Release);
-        })
+        b.iter(|| floors::pair(black_box(&word)))
     });
     g.bench_function("floor: CAS", |b| {
         b.iter(|| {
@@ -54,21 +50,9 @@ fn uncontended(c: &mut Criterion) {
     g.bench_function("floor: fetch_add", |b| {
         b.iter(|| black_box(black_box(&word).fetch_add(0, Ordering::Release)))
     });
-    // The checked floor: what a semaphore that refuses to over-issue or wrap must do at
-    // least, a load and a CAS to take (the count is checked first) and a load and a CAS to
-    // return (the sum is checked against the maximum first).
+    // The checked floor (see `floors::checked_pair`).
     g.bench_function("floor: checked (load+CAS, load+CAS)", |b| {
-        b.iter(|| {
-            let w = black_box(&word);
-            let s = w.load(Ordering::Relaxed);
-            if s >= 8 {
-                let _ = w.compare_exchange(s, s - 8, Ordering::Acquire, Ordering::Relaxed);
-            }
-            let s = w.load(Ordering::Relaxed);
-            if s <= usize::MAX - 8 {
-                let _ = w.compare_exchange(s, s + 8, Ordering::Release, Ordering::Relaxed);
-            }
-        })
+        b.iter(|| floors::checked_pair(black_box(&word)))
     });
     // parksema's other fast paths, against the same peers and floors.
     let four = parksema::Semaphore::new(4);

@@ -6,6 +6,7 @@
 //! markdown report, the CSV files and the charts.
 
 pub mod contention;
+pub mod floors;
 pub mod latency;
 pub mod peers;
 pub mod report;

@@ -10,8 +10,10 @@
 //! CAS).
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::AtomicUsize;
 use std::time::Duration;
+
+use parksema_bench::floors;
 
 fn main() {
     let mut args = std::env::args().skip(1);
@@ -39,23 +41,8 @@ fn main() {
                     .expect("free"),
             )
         }),
-        "floor_pair" => (0..n).for_each(|_| {
-            let w = black_box(&word);
-            let s = w.load(Ordering::Relaxed);
-            let _ = w.compare_exchange(s, s - 8, Ordering::Acquire, Ordering::Relaxed);
-            w.fetch_add(8, Ordering::Release);
-        }),
-        "floor_checked" => (0..n).for_each(|_| {
-            let w = black_box(&word);
-            let s = w.load(Ordering::Relaxed);
-            if s >= 8 {
-                let _ = w.compare_exchange(s, s - 8, Ordering::Acquire, Ordering::Relaxed);
-            }
-            let s = w.load(Ordering::Relaxed);
-            if s <= usize::MAX - 8 {
-                let _ = w.compare_exchange(s, s + 8, Ordering::Release, Ordering::Relaxed);
-            }
-        }),
+        "floor_pair" => (0..n).for_each(|_| floors::pair(black_box(&word))),
+        "floor_checked" => (0..n).for_each(|_| floors::checked_pair(black_box(&word))),
         _ => usage(),
     }
 }
