@@ -1297,7 +1297,8 @@ mod tests {
         assert_eq!(decide(max, &[max, 1]), (vec![Unpark, Stop], 0));
     }
 
-    /// Waits until `n` threads are parked on `sem`, failing after 10 s.
+    /// Waits until `n` threads are parked on `sem` (the calling test's watchdog fails it if
+    /// they never are).
     fn wait_parked(sem: &Semaphore, n: usize) {
         wait_until(|| sem.parked_threads() == n);
     }
