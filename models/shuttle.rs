@@ -617,16 +617,22 @@ mod programs {
     fn catches_over_issue_and_shrinks_it() {
         use proptest::test_runner::TestError;
 
+        // Fixed seeds, for proptest's programs and shuttle's schedules, so the test is
+        // deterministic: with random ones the first failure found was now and then another
+        // effect of the lost update (`close lost`, when the overwritten word held `CLOSED`)
+        // or a second thread's panic while the first unwound, which shuttle reports as its
+        // own confusion, and the shrinking assertions below did not apply.
         let mut runner = TestRunner::new(ProptestConfig {
             cases: 256,
             failure_persistence: None,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x5EED_0000),
             ..ProptestConfig::default()
         });
         let build = Build::flawed(parksema::Flaw::OverIssue);
         let result = runner.run(&program(), |program| {
             let p = program.clone();
             let outcome = std::panic::catch_unwind(move || {
-                shuttle::check_random(move || run(&p, build), 100);
+                shuttle::check_random_with_seed(move || run(&p, build), 0x5EED_0001, 100);
             });
             match outcome {
                 Ok(()) => Ok(()),
