@@ -41,17 +41,20 @@ use std::panic::{self, AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
-use parksema::{OwnedPermit, Permit, Semaphore, TryAcquireError};
+use parksema::{Fairness, OwnedPermit, Permit, Semaphore, TryAcquireError};
 use proptest::prelude::*;
 use proptest::test_runner::{FailurePersistence, FileFailurePersistence, TestRunner};
 
 /// The largest permit count, for short.
 const MAX: usize = Semaphore::MAX_PERMITS;
 
-/// Bits of the state word, as the `Debug` output shows it: `permits << 3 | CLOSED | WAITERS`.
+/// Bits of the state word, as the `Debug` output shows it:
+/// `permits << 3 | FIFO | CLOSED | WAITERS`.
 const FLAG_BITS: u32 = 3;
 /// The `CLOSED` flag of the state word.
 const CLOSED: usize = 1 << 1;
+/// The `FIFO` flag of the state word (set for ever by `Fairness::Fifo`).
+const FIFO: usize = 1 << 2;
 
 // ---------------------------------------------------------------------------------------
 // Panics that the test expects.
@@ -244,6 +247,9 @@ struct Model {
     available: usize,
     /// Whether `close` was called.
     closed: bool,
+    /// The mode the semaphore was created with. With one thread nobody is ever parked, so
+    /// every mode must behave the same; only the state word's `FIFO` flag differs.
+    fairness: Fairness,
     /// The outstanding permits and how many each holds, index for index with the test's
     /// real ones.
     held: Vec<(Kind, usize)>,
@@ -251,10 +257,11 @@ struct Model {
 
 impl Model {
     /// A fresh semaphore holding `initial` permits.
-    fn new(initial: usize) -> Self {
+    fn new(initial: usize, fairness: Fairness) -> Self {
         Model {
             available: initial,
             closed: false,
+            fairness,
             held: Vec::new(),
         }
     }
@@ -313,7 +320,12 @@ impl Model {
 
     /// The state word the `Debug` output must show: no `WAITERS` on one thread.
     fn state_word(&self) -> usize {
-        self.available << FLAG_BITS | if self.closed { CLOSED } else { 0 }
+        let fifo = if self.fairness == Fairness::Fifo {
+            FIFO
+        } else {
+            0
+        };
+        self.available << FLAG_BITS | if self.closed { CLOSED } else { 0 } | fifo
     }
 }
 
@@ -715,9 +727,10 @@ fn check(sem: &Arc<Semaphore>, model: &Model, held: &Outstanding<'_>) -> Result<
     // The exact Debug text up to the state word; the `broken_sema` build appends a field.
     let text = format!("{:?}", **sem);
     let want = format!(
-        "Semaphore {{ permits: {}, waiters: false, closed: {}, state: {:#x}",
+        "Semaphore {{ permits: {}, waiters: false, closed: {}, fairness: {:?}, state: {:#x}",
         model.available,
         model.closed,
+        model.fairness,
         model.state_word()
     );
     let rest = text.strip_prefix(&want);
@@ -740,13 +753,22 @@ fn at(e: TestCaseError, context: std::fmt::Arguments<'_>) -> TestCaseError {
 
 /// Runs one generated case: builds the semaphore, applies every operation with a check
 /// after each, then drops the permits still out, one by one, through the model as well.
-fn run_case(initial: usize, ops: &[Op], seen: &Seen) -> Result<(), TestCaseError> {
+fn run_case(
+    initial: usize,
+    fairness: Fairness,
+    ops: &[Op],
+    seen: &Seen,
+) -> Result<(), TestCaseError> {
     // Declared before `held`, so it outlives the permits that borrow it.
-    let sem = Arc::new(Semaphore::new(initial));
-    let mut model = Model::new(initial);
+    let sem = Arc::new(Semaphore::with_fairness(initial, fairness));
+    let mut model = Model::new(initial, fairness);
     let mut held = Outstanding::default();
-    check(&sem, &model, &held)
-        .map_err(|e| at(e, format_args!("after Semaphore::new({initial})")))?;
+    check(&sem, &model, &held).map_err(|e| {
+        at(
+            e,
+            format_args!("after Semaphore::with_fairness({initial}, {fairness:?})"),
+        )
+    })?;
     for (i, &op) in ops.iter().enumerate() {
         step(&sem, &mut model, &mut held, op, seen)
             .map_err(|e| at(e, format_args!("step {i}, {op:?}")))?;
@@ -846,10 +868,18 @@ fn api_matches_the_model() {
     let cases = dog.worker("cases");
     let mut runner = TestRunner::new(config);
     let result = runner.run(
-        &(initial_count(), prop::collection::vec(op(), 1..64)),
-        |(initial, ops)| {
+        &(
+            initial_count(),
+            prop_oneof![
+                Just(Fairness::Eventual),
+                Just(Fairness::Fifo),
+                Just(Fairness::Barging)
+            ],
+            prop::collection::vec(op(), 1..64),
+        ),
+        |(initial, fairness, ops)| {
             cases.op("case");
-            run_case(initial, &ops, &seen)
+            run_case(initial, fairness, &ops, &seen)
         },
     );
     if let Err(e) = result {

@@ -91,6 +91,17 @@ pub enum Flaw {
     /// watchdog stall; the parking order is set up before the release, so the first round
     /// catches it).
     WeightedLostWakeup,
+
+    /// A handing-over release gives its permits to the woken thread *and* adds them to the
+    /// count: every handoff mints permits (a duplicated permit, so more holders than permits
+    /// once the extra one is taken).
+    ///
+    /// Caught by: the scenarios `fifo_handoff_keeps_order` and `handoff_from_two_releasers`
+    /// under loom and shuttle (`permits not conserved`, or `over-issue` when a barger takes
+    /// the extra permit), and on real threads by the unit and API tests of handoff
+    /// (`tests/api.rs`: the count after a handoff) and the stress scenario
+    /// `fifo_traffic` (`permits not conserved`).
+    HandoffDoubleCount,
 }
 
 /// The [`Flaw::OverIssue`] take of `n` permits: `seen` was loaded and holds them; leave a gap
@@ -159,4 +170,11 @@ pub(crate) fn timeout_leak(deadline: Option<Instant>, now: Instant) -> bool {
 /// (the correct one is `Skip`).
 pub(crate) fn weighted_lost_wakeup() -> FilterOp {
     FilterOp::Stop
+}
+
+/// The [`Flaw::HandoffDoubleCount`] number of permits a handing-over release adds to the count
+/// when `own` of its permits were not handed over and `handed` were: both (the correct number
+/// is `own`).
+pub(crate) fn handoff_double_count(own: usize, handed: usize) -> usize {
+    own + handed
 }

@@ -180,7 +180,7 @@ pub use error::{AcquireError, AddPermitsError, TryAcquireError};
 #[doc(hidden)]
 pub use flaw::Flaw;
 pub use permit::{OwnedPermit, Permit};
-pub use semaphore::Semaphore;
+pub use semaphore::{Fairness, Semaphore};
 #[doc(hidden)]
 pub use sync::model as __model;
 

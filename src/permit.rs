@@ -135,6 +135,40 @@ impl<'a> Permit<'a> {
         other.permits = 0;
     }
 
+    /// Returns the permits, handing them to the parked threads they satisfy (in queue order,
+    /// together with permits already free) instead of adding them to the count, whatever the
+    /// semaphore's [`Fairness`](crate::Fairness): no running thread can take them first. With
+    /// nobody parked it is a plain release.
+    ///
+    /// # Panics
+    ///
+    /// As dropping the guard: if the permits would push the count past
+    /// [`Semaphore::MAX_PERMITS`].
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Semaphore, TryAcquireError};
+    /// use std::thread;
+    ///
+    /// let sem = Semaphore::new(1);
+    /// let held = sem.acquire().unwrap();
+    /// thread::scope(|s| {
+    ///     // The waiter holds its permit until the join.
+    ///     let waiter = s.spawn(|| sem.acquire().unwrap());
+    ///     while sem.parked_threads() == 0 {
+    ///         thread::yield_now();
+    ///     }
+    ///     held.release_fair();
+    ///     // The permit went to the parked thread, not into the count.
+    ///     assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::NoPermits);
+    ///     assert_eq!(waiter.join().unwrap().num_permits(), 1);
+    /// });
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    #[track_caller]
+    pub fn release_fair(mut self) {
+        self.sem.release_fair(core::mem::take(&mut self.permits));
+    }
+
     /// The semaphore these permits came from.
     ///
     #[doc = crate::doc_fence!()]
@@ -272,6 +306,26 @@ impl OwnedPermit {
         }
         self.permits = merged(self.permits, other.permits);
         other.permits = 0;
+    }
+
+    /// Returns the permits, handing them to the parked threads they satisfy; as
+    /// [`Permit::release_fair`].
+    ///
+    /// # Panics
+    ///
+    /// As dropping the guard.
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::Semaphore;
+    /// use std::sync::Arc;
+    ///
+    /// let sem = Arc::new(Semaphore::new(1));
+    /// Arc::clone(&sem).acquire_owned().unwrap().release_fair();
+    /// assert_eq!(sem.available_permits(), 1);
+    /// ```
+    #[track_caller]
+    pub fn release_fair(mut self) {
+        self.sem.release_fair(core::mem::take(&mut self.permits));
     }
 
     /// The semaphore these permits came from.

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 use crate::error::{AcquireError, AddPermitsError, TryAcquireError};
 use crate::permit::{OwnedPermit, Permit};
 use crate::sync::{
-    AtomicUsize, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult, ParkToken, SpinWait,
-    UnparkResult, const_fn, fence, now, park, unpark_filter,
+    AtomicU64, AtomicUsize, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult, ParkToken,
+    SpinWait, UnparkResult, UnparkToken, clock_micros, const_fn, fence, now, park, unpark_filter,
 };
 
 #[cfg(feature = "broken_sema")]
@@ -24,10 +24,114 @@ use crate::flaw::{self, Flaw};
 const WAITERS: usize = 0b001;
 /// The semaphore is closed.
 const CLOSED: usize = 0b010;
-/// Bit 0b100 is reserved so that `MAX_PERMITS` never changes when a flag is added. It is
-/// never set; `FLAG_BITS` counts it.
+/// The semaphore is strictly FIFO ([`Fairness::Fifo`]): set at construction, never changed.
+/// It is the bit that was reserved so that `MAX_PERMITS` would not change when a flag came.
+/// Keeping it in the word lets the fast path's one test, `s & (CLOSED | FIFO)`, send a FIFO
+/// semaphore's requests to the checked path at no cost to the other modes.
+const FIFO: usize = 0b100;
 /// The number of flag bits below the permit count.
 const FLAG_BITS: u32 = 3;
+/// The unpark token of a thread that was handed its permits: they never went through the
+/// word, and the woken thread owns them when `park` returns.
+const HANDED: UnparkToken = UnparkToken(1);
+
+/// How a semaphore orders the threads that wait for its permits.
+///
+/// | mode | who gets a released permit while threads wait | cost |
+/// |------|-----------------------------------------------|------|
+/// | `Eventual` (default) | whoever takes it first (a running thread may barge past the parked ones), except that at least every 0–1 ms (a random deadline per semaphore) a release that wakes a thread hands it its permits | a clock read on each release that finds waiters |
+/// | `Fifo` | the parked threads, in arrival order: no thread takes a permit while another is parked, and a small request waits behind a larger one at the head | every contended release is a handoff: one wake-up per hand-over, no barging |
+/// | `Barging` | whoever takes it first, without bound | none: the highest throughput, and one thread can keep the permits for as long as it keeps re-acquiring |
+///
+/// The README's "Fairness" section has the measurements behind the last column.
+///
+/// # Examples
+///
+#[doc = crate::doc_fence!()]
+/// use parksema::{Fairness, Semaphore};
+///
+/// static FAIR: Semaphore = Semaphore::with_fairness(1, Fairness::Fifo);
+/// assert_eq!(FAIR.fairness(), Fairness::Fifo);
+/// assert_eq!(Semaphore::new(1).fairness(), Fairness::Eventual);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Fairness {
+    /// Barging with a fairness timer: when a release wakes a parked thread and this
+    /// semaphore's deadline has passed, the permits go to that thread through the unpark
+    /// token (they never appear in the count, so no barger can take them), and the next
+    /// deadline is drawn uniformly from 0–1 ms. The timer starts at the first release that
+    /// finds a thread waiting. This bounds how long one thread can keep re-acquiring while
+    /// another is parked; it does not bound the wait of a request larger than the permits
+    /// that come back at once (the handoff goes to the first parked request the permits
+    /// satisfy).
+    #[default]
+    Eventual,
+    /// Strict arrival order: while any thread is parked no thread takes a permit (the
+    /// `try_` forms and a timed acquire with a zero or past deadline fail then too, as on a
+    /// fair Java semaphore), and every release to a waiter hands the permits over, to the
+    /// head of the queue first; a request behind a head that does not fit waits for it (Go's
+    /// `x/sync/semaphore`). A large request is never starved.
+    Fifo,
+    /// No fairness: a woken thread competes with running ones for the permits, without
+    /// bound.
+    Barging,
+}
+
+/// The fairness timer's word (the semaphore's second word): the mode in the low 2 bits, the
+/// next deadline in the 30 above them (microseconds of `clock_micros`, modulo 2^30: 17.9
+/// minutes), and the xorshift32 generator's state in the high 32 (0: the timer has not
+/// started).
+const MODE_MASK: u64 = 0b11;
+/// Where the deadline starts in the timer word.
+const DEADLINE_SHIFT: u32 = 2;
+/// The deadline's 30 bits, once shifted down.
+const DEADLINE_MASK: u64 = 0x3fff_ffff;
+/// Where the generator's state starts in the timer word.
+const SEED_SHIFT: u32 = 32;
+/// The longest fairness interval, in microseconds: each is drawn from `0..=FAIR_WINDOW_US`.
+const FAIR_WINDOW_US: u64 = 1000;
+/// The generator's first state (any nonzero number; xorshift never leaves zero). Fixed, so
+/// that under the checkers every execution draws the same deadlines.
+const INITIAL_SEED: u32 = 0x9e37_79b9;
+
+/// The mode's code in the timer word.
+const fn mode_code(fairness: Fairness) -> u64 {
+    match fairness {
+        Fairness::Eventual => 0,
+        Fairness::Fifo => 1,
+        Fairness::Barging => 2,
+    }
+}
+
+/// One step of the xorshift32 generator (Marsaglia's 13, 17, 5).
+fn xorshift32(mut x: u32) -> u32 {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    x
+}
+
+/// Whether the fairness deadline of the timer word `t` has passed at `now` (microseconds):
+/// a timer not yet started counts as passed. Deadlines are kept modulo 2^30, and one is never
+/// set more than `FAIR_WINDOW_US` ahead, so a deadline that looks further ahead than that is
+/// one that wrapped long ago: passed. (A stale deadline can look 0–1 ms ahead only within
+/// 1 ms of a multiple of 17.9 minutes after it was set, and then costs that much delay.)
+fn timer_due(t: u64, now: u64) -> bool {
+    let ahead = (t >> DEADLINE_SHIFT).wrapping_sub(now) & DEADLINE_MASK;
+    t >> SEED_SHIFT == 0 || ahead == 0 || ahead > FAIR_WINDOW_US
+}
+
+/// The timer word after a turn taken at `now`: the generator stepped, and the next deadline
+/// `now` plus a draw from `0..=FAIR_WINDOW_US`; the mode kept.
+fn next_timer(t: u64, now: u64) -> u64 {
+    let seed = match (t >> SEED_SHIFT) as u32 {
+        0 => INITIAL_SEED,
+        seed => xorshift32(seed),
+    };
+    let deadline = (now + u64::from(seed) % (FAIR_WINDOW_US + 1)) & DEADLINE_MASK;
+    (t & MODE_MASK) | deadline << DEADLINE_SHIFT | u64::from(seed) << SEED_SHIFT
+}
 /// One permit, as it is counted in the state word.
 const ONE: usize = 1 << FLAG_BITS;
 
@@ -40,9 +144,11 @@ const ONE: usize = 1 << FLAG_BITS;
 /// `_owned` forms take an `Arc<Semaphore>` and return a guard that owns it.
 /// [`close`](Semaphore::close) makes every parked and future acquire fail.
 ///
-/// The whole semaphore is one word (`size_of::<Semaphore>() == size_of::<usize>()`), needs
-/// no allocation and can live in a `static`. Parked threads wait in `parking_lot_core`'s
-/// global park table, keyed by the semaphore's address.
+/// The whole semaphore is two words (16 bytes: the permit count and flags, and the fairness
+/// timer), needs no allocation and can live in a `static`. Parked threads wait in
+/// `parking_lot_core`'s global park table, keyed by the semaphore's address. How released
+/// permits are shared between parked and running threads is the semaphore's [`Fairness`]
+/// ([`with_fairness`](Semaphore::with_fairness)).
 ///
 /// # Examples
 ///
@@ -67,28 +173,35 @@ const ONE: usize = 1 << FLAG_BITS;
 /// assert_eq!(SLOTS.available_permits(), 2);
 /// ```
 pub struct Semaphore {
-    /// The permit count and the flags, in one word: `permits * ONE | CLOSED | WAITERS`.
+    /// The permit count and the flags, in one word: `permits * ONE | FIFO | CLOSED | WAITERS`.
     ///
     /// | permits | `CLOSED` | `WAITERS` | meaning |
     /// |---------|----------|-----------|---------|
     /// | p       | 0        | 0         | nobody waits: acquire's fast path takes a request of n ≤ p with a single CAS; a larger request spins a little, then sets `WAITERS` |
-    /// | p       | 0        | 1         | threads parked or about to park: a thread requesting n may park only in this row and only while n > p (what `validate` checks); a release walks the queue in order and wakes each request that fits what it has not yet promised; a woken thread or a barging one takes the permits |
+    /// | p       | 0        | 1         | threads parked or about to park: a thread requesting n may park only in this row, and only while n > p or `FIFO` is set (what `validate` checks); without `FIFO` a running thread may still take permits that are free (barging), with `FIFO` none may; a release either hands its permits to the parked requests they satisfy (always under `FIFO`, with `release_fair`, and on an `Eventual` semaphore whose fairness deadline has passed) or adds them to the count and wakes, in queue order, the requests that fit what it has not yet promised |
     /// | any     | 1        | 0         | closed: every acquire fails; permits still count, so held ones come back |
     /// | any     | 1        | 1         | closed while threads waited: `close` is waking them all and clears `WAITERS` |
+    ///
+    /// `FIFO` is set at construction for [`Fairness::Fifo`] and never changes.
     ///
     /// Transitions:
     ///
     /// - acquire takes n permits with a CAS `s -> s - n * ONE` (`Acquire` on success); it
     ///   never takes any from a closed semaphore; n = 0 succeeds without writing;
-    /// - an acquirer that finds too few permits sets `WAITERS` with a CAS, then parks with its
-    ///   request as the park token and a `validate` that re-checks, under the bucket lock,
-    ///   that `WAITERS` is set, `CLOSED` clear and fewer than n permits free; a woken thread
-    ///   re-runs the loop and is not handed permits (barging); one that finds them gone
-    ///   passes the wake-up on;
-    /// - a release adds n permits with a checked CAS (`Release`); only if the old state had
-    ///   `WAITERS` does it unpark, in queue order, the waiters whose requests fit the permits
-    ///   free under the bucket lock (each promised its share; one that does not fit is passed
-    ///   over, not a barrier);
+    /// - an acquirer that finds too few permits (or, under `FIFO`, finds `WAITERS` set) sets
+    ///   `WAITERS` with a CAS, then parks with its request as the park token and a `validate`
+    ///   that re-checks, under the bucket lock, that `WAITERS` is set, `CLOSED` clear and
+    ///   fewer than n permits free or `FIFO` set; a thread woken with the `HANDED` token owns
+    ///   its permits; one woken with the default token re-runs the loop (barging), and if it
+    ///   finds the permits gone passes the wake-up on;
+    /// - a release that finds `WAITERS` clear adds n permits with a checked CAS (`Release`).
+    ///   One that finds it set either hands over (under the bucket lock, in queue order, each
+    ///   parked request that its own permits and the free ones satisfy is unparked with
+    ///   `HANDED`, the free permits it uses taken out with an `Acquire` CAS; under `FIFO` the
+    ///   first request that does not fit stops the walk; the rest of its own permits are then
+    ///   added with `Release`), or adds its permits and unparks, in queue order, the waiters
+    ///   whose requests fit the permits free under the bucket lock (each promised its share;
+    ///   one that does not fit is passed over, not a barrier);
     /// - a timed park that expires leaves the queue under the bucket lock, clearing
     ///   `WAITERS` if it was the last waiter;
     /// - `close` sets `CLOSED` with `fetch_or` (`Release`) and, if `WAITERS` was set, unparks
@@ -106,6 +219,11 @@ pub struct Semaphore {
     /// `broken_sema` feature excepted), so no release sequence is ever broken.
     state: AtomicUsize,
 
+    /// The fairness timer (see `MODE_MASK`): the mode, the next deadline and the generator.
+    /// Under `Eventual` a release that finds `WAITERS` takes a turn with a CAS when the
+    /// deadline has passed, and hands over; the other modes never write it.
+    timer: AtomicU64,
+
     /// The deliberate flaw this semaphore runs with, if any.
     #[cfg(feature = "broken_sema")]
     flaw: Option<Flaw>,
@@ -113,28 +231,39 @@ pub struct Semaphore {
 
 /// Whether a thread requesting `n` permits may park when the state word is `s`: only while
 /// `WAITERS` is set (so every release takes the slow path and looks at the queue), the
-/// semaphore is open, and fewer than `n` permits are free. The parking thread's `validate`
-/// asks this under the bucket lock. For one permit it is the state exactly `WAITERS`.
+/// semaphore is open, and fewer than `n` permits are free or the semaphore is `FIFO` (whose
+/// parked threads keep everyone else from taking free permits). The parking thread's
+/// `validate` asks this under the bucket lock. For one permit and no `FIFO` it is the state
+/// exactly `WAITERS`.
 fn may_park(s: usize, n: usize) -> bool {
-    // Three tests rather than one mask: `CLOSED | WAITERS` is the same number as
+    // Separate tests rather than one mask: `CLOSED | WAITERS` is the same number as
     // `CLOSED ^ WAITERS`, an equivalent mutant for `cargo mutants`.
-    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)
+    s & WAITERS != 0 && s & CLOSED == 0 && (s & FIFO != 0 || !fits(s, n))
+}
+
+/// Whether a running thread may take `n` permits from the word `s` (open): they are free,
+/// and no `FIFO` waiter is ahead of it.
+fn may_take(s: usize, n: usize) -> bool {
+    fits(s, n) && (s & FIFO == 0 || s & WAITERS == 0)
 }
 
 /// Builds the initial state word, refusing counts that do not fit.
-const fn initial_state(permits: usize) -> usize {
+const fn initial_state(permits: usize, fairness: Fairness) -> usize {
     assert!(
         permits <= Semaphore::MAX_PERMITS,
         "Semaphore::new: the permit count exceeds Semaphore::MAX_PERMITS (usize::MAX >> 3)"
     );
-    permits << FLAG_BITS
+    match fairness {
+        Fairness::Fifo => permits << FLAG_BITS | FIFO,
+        _ => permits << FLAG_BITS,
+    }
 }
 
 impl Semaphore {
     /// The largest number of permits a semaphore can hold: `usize::MAX >> 3`.
     ///
-    /// The low three bits of the state word are flags (two used, one reserved so that this
-    /// number never changes).
+    /// The low three bits of the state word are flags (the fairness timer has a word of its
+    /// own, so this number did not change when fairness came).
     ///
     #[doc = crate::doc_fence!()]
     /// assert_eq!(parksema::Semaphore::MAX_PERMITS, usize::MAX >> 3);
@@ -164,8 +293,44 @@ impl Semaphore {
         /// let _ = parksema::Semaphore::new(parksema::Semaphore::MAX_PERMITS + 1);
         /// ```
         pub fn new(permits: usize) -> Semaphore {
+            Semaphore::with_fairness(permits, Fairness::Eventual)
+        }
+    }
+
+    const_fn! {
+        /// Creates a semaphore holding `permits` permits that orders its waiters by
+        /// `fairness` ([`new`](Semaphore::new) gives [`Fairness::Eventual`]).
+        ///
+        /// # Panics
+        ///
+        /// If `permits > Semaphore::MAX_PERMITS`, as [`new`](Semaphore::new).
+        ///
+        /// # Examples
+        ///
+        #[doc = crate::doc_fence!()]
+        /// use parksema::{Fairness, Semaphore, TryAcquireError};
+        /// use std::{sync::Arc, thread};
+        ///
+        /// let sem = Arc::new(Semaphore::with_fairness(1, Fairness::Fifo));
+        /// let held = sem.acquire().unwrap();
+        /// let waiter = {
+        ///     let sem = Arc::clone(&sem);
+        ///     // The waiter holds its permit until the join.
+        ///     thread::spawn(move || sem.acquire().unwrap().forget())
+        /// };
+        /// while sem.parked_threads() == 0 {
+        ///     thread::yield_now();
+        /// }
+        /// drop(held); // handed to the parked thread: it never shows in the count
+        /// assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::NoPermits);
+        /// waiter.join().unwrap();
+        /// sem.add_permits(1); // the one the waiter forgot
+        /// assert_eq!(sem.available_permits(), 1);
+        /// ```
+        pub fn with_fairness(permits: usize, fairness: Fairness) -> Semaphore {
             Semaphore {
-                state: AtomicUsize::new(initial_state(permits)),
+                state: AtomicUsize::new(initial_state(permits, fairness)),
+                timer: AtomicU64::new(mode_code(fairness)),
                 #[cfg(feature = "broken_sema")]
                 flaw: None,
             }
@@ -177,9 +342,36 @@ impl Semaphore {
     #[cfg(feature = "broken_sema")]
     #[doc(hidden)]
     pub fn with_flaw(permits: usize, flaw: Option<Flaw>) -> Semaphore {
+        Semaphore::with_fairness_and_flaw(permits, Fairness::Eventual, flaw)
+    }
+
+    /// Creates a semaphore of the given fairness that runs with the deliberate flaw `flaw`.
+    /// For the verification suite only.
+    #[cfg(feature = "broken_sema")]
+    #[doc(hidden)]
+    pub fn with_fairness_and_flaw(
+        permits: usize,
+        fairness: Fairness,
+        flaw: Option<Flaw>,
+    ) -> Semaphore {
         Semaphore {
-            state: AtomicUsize::new(initial_state(permits)),
             flaw,
+            ..Semaphore::with_fairness(permits, fairness)
+        }
+    }
+
+    /// The fairness this semaphore was created with.
+    ///
+    #[doc = crate::doc_fence!()]
+    /// use parksema::{Fairness, Semaphore};
+    ///
+    /// assert_eq!(Semaphore::with_fairness(2, Fairness::Barging).fairness(), Fairness::Barging);
+    /// ```
+    pub fn fairness(&self) -> Fairness {
+        match self.timer.load(Ordering::Relaxed) & MODE_MASK {
+            0 => Fairness::Eventual,
+            1 => Fairness::Fifo,
+            _ => Fairness::Barging,
         }
     }
 
@@ -632,19 +824,46 @@ impl Semaphore {
         }
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            let available = s >> FLAG_BITS;
-            if n > Self::MAX_PERMITS - available {
-                return Err(AddPermitsError::new(available, n));
+            if s & WAITERS != 0 {
+                return self.release_contended(n, false);
             }
-            // Release: pairs with the Acquire of `take`'s CAS in the thread that takes one of
-            // these permits, so this thread's writes (a holder's, when a permit is dropped)
-            // happen-before that thread's.
-            match self.state.compare_exchange_weak(
-                s,
-                s + n * ONE,
-                self.release_ordering(s),
-                Ordering::Relaxed,
-            ) {
+            match self.add(s, n)? {
+                Ok(_) => return Ok(()),
+                Err(now) => s = now,
+            }
+        }
+    }
+
+    /// Adds `n` permits to the word if it is still `s`: `Ok(Err(now))` if it is not,
+    /// `Err` (and nothing added) if the count would pass `MAX_PERMITS`.
+    #[inline]
+    fn add(&self, s: usize, n: usize) -> Result<Result<usize, usize>, AddPermitsError> {
+        let available = s >> FLAG_BITS;
+        if n > Self::MAX_PERMITS - available {
+            return Err(AddPermitsError::new(available, n));
+        }
+        // Release: pairs with the Acquire of `take`'s CAS (or of a handing-over release's
+        // `hand_over` CAS) in the thread that takes one of these permits, so this thread's
+        // writes (a holder's, when a permit is dropped) happen-before that thread's.
+        Ok(self.state.compare_exchange_weak(
+            s,
+            s + n * ONE,
+            self.release_ordering(s),
+            Ordering::Relaxed,
+        ))
+    }
+
+    /// Returns `n > 0` permits while threads may be waiting (or, with `fair`, in any state):
+    /// hands them over if the semaphore's fairness (or `fair`) says so, else adds them to the
+    /// count and wakes the parked requests they let proceed.
+    #[cold]
+    fn release_contended(&self, n: usize, fair: bool) -> Result<(), AddPermitsError> {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            if s & WAITERS != 0 && (fair || s & FIFO != 0 || self.fair_turn()) {
+                return self.hand_over(n);
+            }
+            match self.add(s, n)? {
                 Ok(_) => break,
                 Err(now) => s = now,
             }
@@ -653,6 +872,38 @@ impl Semaphore {
             self.unpark_waiters(false);
         }
         Ok(())
+    }
+
+    /// Returns `n` permits from a guard's `release_fair`: handed to the parked requests they
+    /// satisfy (with the free permits), whatever the semaphore's fairness.
+    #[track_caller]
+    pub(crate) fn release_fair(&self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if let Err(e) = self.release_contended(n, true) {
+            panic!("{e}");
+        }
+    }
+
+    /// Whether an `Eventual` semaphore's release that found `WAITERS` must hand over: the
+    /// fairness deadline has passed, and this release took the turn (a CAS on the timer word
+    /// that also draws the next deadline). The first call only starts the timer. `Barging`
+    /// never hands over.
+    fn fair_turn(&self) -> bool {
+        let t = self.timer.load(Ordering::Relaxed);
+        if t & MODE_MASK != mode_code(Fairness::Eventual) {
+            return false;
+        }
+        let now = clock_micros();
+        // Relaxed: the timer publishes nothing; the CAS only keeps two releases from taking
+        // one turn.
+        timer_due(t, now)
+            && self
+                .timer
+                .compare_exchange(t, next_timer(t, now), Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+            && t >> SEED_SHIFT != 0
     }
 
     /// Returns `n` permits from a dropped guard: as [`add_permits`](Semaphore::add_permits),
@@ -851,10 +1102,12 @@ impl Semaphore {
     fn try_acquire_n(&self, n: usize) -> Result<(), TryAcquireError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            if s & CLOSED != 0 {
-                // Acquire: pairs with `close`'s Release.
-                fence(Ordering::Acquire);
-                return Err(TryAcquireError::Closed);
+            // One test for both cases that need a second look, so the modes without `FIFO`
+            // pay nothing for it.
+            if s & (CLOSED | FIFO) != 0
+                && let Some(e) = self.refusal(s, n)
+            {
+                return Err(e);
             }
             if n > Self::MAX_PERMITS {
                 return Err(TryAcquireError::TooLarge { requested: n });
@@ -870,6 +1123,20 @@ impl Semaphore {
                 Err(now) => s = now,
             }
         }
+    }
+
+    /// Why a request of `n` must fail at once on the word `s`, which has `CLOSED` or `FIFO`
+    /// set, if it must: closed (checked first), or a `FIFO` semaphore with threads parked and
+    /// a request that could otherwise be met (`n == 0` still succeeds, and a request too
+    /// large still fails as such).
+    #[cold]
+    fn refusal(&self, s: usize, n: usize) -> Option<TryAcquireError> {
+        if s & CLOSED != 0 {
+            // Acquire: pairs with `close`'s Release.
+            fence(Ordering::Acquire);
+            return Some(TryAcquireError::Closed);
+        }
+        (s & WAITERS != 0 && n != 0 && n <= Self::MAX_PERMITS).then_some(TryAcquireError::NoPermits)
     }
 
     /// Takes `n` permits (`0 < n <= permits in s`) if the state word is still `s`.
@@ -930,9 +1197,10 @@ impl Semaphore {
                 return Err(TryAcquireError::Closed);
             }
 
-            // The permits are free: take them, even if others are parked, and even if the
-            // deadline has passed (a zero timeout still takes what is free now).
-            if fits(s, n) {
+            // The permits are free: take them, even if others are parked (unless the
+            // semaphore is `FIFO`), and even if the deadline has passed (a zero timeout still
+            // takes what is free now).
+            if may_take(s, n) {
                 match self.take(s, n) {
                     Ok(_) => return Ok(()),
                     Err(now) => s = now,
@@ -954,7 +1222,8 @@ impl Semaphore {
             }
 
             if s & WAITERS == 0 {
-                // Nobody is parked: permits may come back soon, so spin a little first.
+                // Nobody is parked (and the permits do not fit): they may come back soon, so
+                // spin a little first.
                 if spin.spin() {
                     s = self.state.load(Ordering::Relaxed);
                     continue;
@@ -974,22 +1243,44 @@ impl Semaphore {
             }
 
             match self.park(n, deadline) {
-                ParkResult::Unparked(_) => {
+                ParkResult::Unparked(token) => {
                     #[cfg(feature = "broken_sema")]
                     if flaw::is(self.flaw, Flaw::TimeoutLeak) && flaw::timeout_leak(deadline, now())
                     {
                         return Err(TryAcquireError::TimedOut);
                     }
+                    // Handed over: the permits are this thread's, also if its deadline has
+                    // passed or the semaphore closed since (the handoff came first). The
+                    // releaser's writes, and those of every thread whose permits it took
+                    // from the word (its Acquire CAS), happen-before this return: the park
+                    // table's wake carries the edge from the releaser.
+                    if token == HANDED {
+                        return Ok(());
+                    }
                     woken = true;
                 }
                 // The deadline passed while this thread was still queued: no unpark chose
                 // it, so it owes nobody a wake-up, and `timed_out` has cleared `WAITERS` if
-                // it was the last waiter.
-                ParkResult::TimedOut => return Err(TryAcquireError::TimedOut),
+                // it was the last waiter. Under `FIFO` it may have been the head that held
+                // up the requests behind it: they may fit the free permits now.
+                ParkResult::TimedOut => {
+                    self.after_timeout();
+                    return Err(TryAcquireError::TimedOut);
+                }
                 ParkResult::Invalid => {}
             }
             spin.reset();
             s = self.state.load(Ordering::Relaxed);
+        }
+    }
+
+    /// After a `FIFO` waiter timed out: if threads are still parked and permits are free,
+    /// hand them to the requests now at the head that they satisfy.
+    fn after_timeout(&self) {
+        let s = self.state.load(Ordering::Relaxed);
+        if s & FIFO != 0 && s & WAITERS != 0 && s >= ONE {
+            // Hands over nothing of its own, so nothing can be refused.
+            let _ = self.hand_over(0);
         }
     }
 
@@ -1048,6 +1339,110 @@ impl Semaphore {
         if was_last {
             // Relaxed: this runs under the bucket lock, as every `validate` does.
             self.state.fetch_and(!WAITERS, Ordering::Relaxed);
+        }
+    }
+
+    /// Hands `own` permits (a release's, not yet in the word) together with the free ones to
+    /// the parked requests they satisfy, in queue order, unparking each with `HANDED`; under
+    /// `FIFO` the first request that does not fit stops the walk (the ones behind it wait for
+    /// it). What is left of `own` goes into the count, and `WAITERS` goes if nobody is left
+    /// parked. `Err` if that count would pass `MAX_PERMITS`: those permits are refused (the
+    /// ones handed over were delivered).
+    #[cold]
+    fn hand_over(&self, own: usize) -> Result<(), AddPermitsError> {
+        // This release's permits not handed over yet, and the permits handed over in all.
+        let own = core::cell::Cell::new(own);
+        let handed = core::cell::Cell::new(0);
+        let mut refused = None;
+        let filter = |token: ParkToken| self.hand_to(&own, &handed, token.0);
+        let callback = |result: UnparkResult| {
+            let back = own.get();
+            #[cfg(feature = "broken_sema")]
+            let back = if self.flaw == Some(Flaw::HandoffDoubleCount) {
+                flaw::handoff_double_count(back, handed.get())
+            } else {
+                back
+            };
+            refused = self.deposit(back, self.no_waiter_left(&result)).err();
+            if result.unparked_threads == 0 {
+                DEFAULT_UNPARK_TOKEN
+            } else {
+                HANDED
+            }
+        };
+        // SAFETY:
+        // - `key` is this semaphore's own address, which only this semaphore parks on;
+        // - `filter` and `callback` run under the bucket lock: relaxed loads, compare-exchange
+        //   loops on the state word, and arithmetic that cannot overflow (`hand_to`,
+        //   `deposit` check it), none of which can unwind or call into the park table;
+        // - this is not a signal handler.
+        unsafe { unpark_filter(self.key(), filter, callback) };
+        refused.map_or(Ok(()), Err)
+    }
+
+    /// `hand_over`'s filter for a parked request of `want` permits, with `own` of the
+    /// release's permits not yet handed over: unpark it (taking from the word what `own` does
+    /// not cover) if they satisfy it, else pass over it or stop (`handoff_op`).
+    fn hand_to(
+        &self,
+        own: &core::cell::Cell<usize>,
+        handed: &core::cell::Cell<usize>,
+        want: usize,
+    ) -> FilterOp {
+        loop {
+            // Relaxed: under the bucket lock; the permits it uses are taken with the Acquire
+            // CAS below.
+            let s = self.state.load(Ordering::Relaxed);
+            let op = handoff_op(s, own.get(), want);
+            if op != FilterOp::Unpark {
+                return op;
+            }
+            let from_word = want.saturating_sub(own.get());
+            // Acquire: pairs with the Release of the add (`add`, `deposit`) that put these
+            // permits into the word, so their last holders' writes happen-before this
+            // thread's unpark of the waiter, and so before the waiter's return.
+            if from_word != 0
+                && self
+                    .state
+                    .compare_exchange_weak(
+                        s,
+                        s - from_word * ONE,
+                        self.permit_ordering(Ordering::Acquire),
+                        Ordering::Relaxed,
+                    )
+                    .is_err()
+            {
+                continue;
+            }
+            own.set(own.get() - (want - from_word));
+            handed.set(handed.get() + want);
+            return op;
+        }
+    }
+
+    /// Adds `n` permits to the count (refusing them, count untouched, if it would pass
+    /// `MAX_PERMITS`) and, with `clear`, clears `WAITERS`: the end of a handing-over release,
+    /// under the bucket lock.
+    fn deposit(&self, n: usize, clear: bool) -> Result<(), AddPermitsError> {
+        let mut s = self.state.load(Ordering::Relaxed);
+        loop {
+            let available = s >> FLAG_BITS;
+            let refused = n > Self::MAX_PERMITS - available;
+            let added = if refused { s } else { s + n * ONE };
+            let new = if clear { added & !WAITERS } else { added };
+            // Release: pairs with the Acquire of the CAS that takes these permits (`take`, or
+            // a later `hand_to`). Clearing `WAITERS` needs no ordering of its own: it happens
+            // under the bucket lock, as every `validate` does.
+            match self.state.compare_exchange_weak(
+                s,
+                new,
+                self.release_ordering(s),
+                Ordering::Relaxed,
+            ) {
+                Ok(_) if refused => return Err(AddPermitsError::new(available, n)),
+                Ok(_) => return Ok(()),
+                Err(now) => s = now,
+            }
         }
     }
 
@@ -1114,6 +1509,25 @@ impl Semaphore {
     }
 }
 
+/// What a handing-over release does with a parked request of `want` permits when `own` of
+/// its permits are not yet handed over and the word is `s`: unpark it if `own` and the free
+/// permits satisfy it; otherwise stop under `FIFO` (the head holds up the rest) or when
+/// nothing is left, and pass over it (to a smaller request behind) in the other modes. A
+/// closed semaphore hands nothing over (`close` is waking every waiter).
+fn handoff_op(s: usize, own: usize, want: usize) -> FilterOp {
+    if s & CLOSED != 0 {
+        return FilterOp::Stop;
+    }
+    let free = own + (s >> FLAG_BITS);
+    if want <= free {
+        FilterOp::Unpark
+    } else if s & FIFO != 0 || free == 0 {
+        FilterOp::Stop
+    } else {
+        FilterOp::Skip
+    }
+}
+
 /// Whether the word `s` holds at least `n` free permits.
 #[inline(always)]
 fn fits(s: usize, n: usize) -> bool {
@@ -1136,6 +1550,7 @@ impl fmt::Debug for Semaphore {
         d.field("permits", &(s >> FLAG_BITS))
             .field("waiters", &(s & WAITERS != 0))
             .field("closed", &(s & CLOSED != 0))
+            .field("fairness", &self.fairness())
             .field("state", &format_args!("{s:#x}"));
         #[cfg(feature = "broken_sema")]
         d.field("flaw", &self.flaw);
@@ -1152,10 +1567,12 @@ const _: () = {
     movable::<OwnedPermit>();
 };
 
-// The real build keeps the semaphore to one word; the flawed build adds a field, and the
-// checkers' atomics carry their own bookkeeping.
+// The real build keeps the semaphore to 16 bytes: the state word and the fairness timer (two
+// words on 64-bit targets; on 32-bit ones the timer's `u64` alignment pads the state word to
+// 8 bytes). The flawed build adds a field, and the checkers' atomics carry their own
+// bookkeeping.
 #[cfg(not(any(feature = "broken_sema", feature = "loom", feature = "shuttle")))]
-const _: () = assert!(size_of::<Semaphore>() == size_of::<usize>());
+const _: () = assert!(size_of::<Semaphore>() == 16);
 
 // A plain `#[cfg(test)]` on the module, which `cargo mutants` recognizes and skips (it does
 // not mutate tests; it did not recognize `cfg(all(test, ...))`); the backend condition is a

@@ -1,6 +1,7 @@
-//! Single-threaded behaviour of the public API: construction limits, overflow, close,
-//! forget, unwinding, Debug, the one-word size, weighted requests and their limits, timeouts
-//! that need no other thread, `forget_permits`, `split` and `merge`, and the error messages.
+//! Behaviour of the public API: construction limits, overflow, close, forget, unwinding,
+//! Debug, the size, weighted requests and their limits, timeouts that need no other thread,
+//! `forget_permits`, `split` and `merge`, the error messages, and the fairness modes (with a
+//! thread parked where the mode decides who gets a permit).
 
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
@@ -9,7 +10,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parksema::{AcquireError, OwnedPermit, Permit, Semaphore, TryAcquireError};
+use parksema::{AcquireError, Fairness, OwnedPermit, Permit, Semaphore, TryAcquireError};
 
 /// Arms the watchdog for a test that takes permits with a blocking `acquire`: if the
 /// semaphore wrongly parks it (a bug, or a mutant under `cargo mutants`), the process ends
@@ -34,8 +35,9 @@ fn panic_message(f: impl FnOnce()) -> String {
 
 #[test]
 #[cfg(not(any(feature = "broken_sema", feature = "loom", feature = "shuttle")))]
-fn semaphore_is_one_word() {
-    assert_eq!(size_of::<Semaphore>(), size_of::<usize>());
+fn semaphore_is_two_words() {
+    // The state word and the fairness timer (a `u64`, so 16 bytes on 32-bit targets too).
+    assert_eq!(size_of::<Semaphore>(), 16);
 }
 
 #[test]
@@ -218,12 +220,25 @@ fn debug_shows_permits_and_flags() {
     let sem = Semaphore::new(5);
     let text = format!("{sem:?}");
     assert!(
-        text.starts_with("Semaphore { permits: 5, waiters: false, closed: false, state: 0x28"),
+        text.starts_with(
+            "Semaphore { permits: 5, waiters: false, closed: false, fairness: Eventual, \
+             state: 0x28"
+        ),
         "{text}"
     );
     sem.close();
     let text = format!("{sem:?}");
-    assert!(text.contains("closed: true, state: 0x2a"), "{text}");
+    assert!(
+        text.contains("closed: true, fairness: Eventual, state: 0x2a"),
+        "{text}"
+    );
+    let fifo = format!("{:?}", Semaphore::with_fairness(1, Fairness::Fifo));
+    assert!(fifo.contains("fairness: Fifo, state: 0xc"), "{fifo}");
+    let barging = format!("{:?}", Semaphore::with_fairness(1, Fairness::Barging));
+    assert!(
+        barging.contains("fairness: Barging, state: 0x8"),
+        "{barging}"
+    );
     let p = Semaphore::new(1);
     let held = p.acquire().unwrap();
     assert!(
@@ -629,4 +644,203 @@ fn a_merge_past_max_permits_panics_and_wraps_nothing() {
 fn parked_threads_is_zero_when_idle() {
     let sem = Semaphore::new(0);
     assert_eq!(sem.parked_threads(), 0);
+}
+
+/// Waits until `n` threads are parked on `sem` (the calling test's watchdog fails it if they
+/// never are).
+fn wait_parked(sem: &Semaphore, n: usize) {
+    while sem.parked_threads() != n {
+        std::thread::yield_now();
+    }
+}
+
+#[test]
+fn with_fairness_is_const_and_new_is_eventual() {
+    static FIFO: Semaphore = Semaphore::with_fairness(2, Fairness::Fifo);
+    static BARGING: Semaphore = Semaphore::with_fairness(3, Fairness::Barging);
+    assert_eq!(
+        (FIFO.fairness(), FIFO.available_permits()),
+        (Fairness::Fifo, 2)
+    );
+    assert_eq!(BARGING.fairness(), Fairness::Barging);
+    assert_eq!(Semaphore::new(0).fairness(), Fairness::Eventual);
+    assert_eq!(Fairness::default(), Fairness::Eventual);
+    let max = Semaphore::with_fairness(Semaphore::MAX_PERMITS, Fairness::Fifo);
+    assert_eq!(max.available_permits(), Semaphore::MAX_PERMITS);
+    let msg = panic_message(|| {
+        let _ = Semaphore::with_fairness(Semaphore::MAX_PERMITS + 1, Fairness::Fifo);
+    });
+    assert!(msg.contains("exceeds Semaphore::MAX_PERMITS"), "{msg}");
+}
+
+/// With nobody parked a FIFO semaphore behaves as any other: every form takes what is free.
+#[test]
+fn fifo_without_waiters_takes_what_is_free() {
+    let _guard = hang_guard("fifo_without_waiters_takes_what_is_free");
+    let sem = Semaphore::with_fairness(3, Fairness::Fifo);
+    let a = sem.try_acquire().unwrap();
+    let b = sem.try_acquire_for(Duration::ZERO).unwrap();
+    let c = sem.acquire().unwrap();
+    assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::NoPermits);
+    drop((a, b, c));
+    assert_eq!(sem.acquire_many(3).unwrap().num_permits(), 3);
+    assert_eq!(sem.available_permits(), 3);
+}
+
+/// Under `Fifo`, while a thread is parked nobody takes a permit, even one that is free: not
+/// `try_acquire`, not a zero timeout or a past deadline, not a blocking acquire (it queues).
+/// A request of zero still succeeds, a request too large still fails as such, and closed
+/// is still reported first. The release that satisfies the head hands it the free permits
+/// too: none is left in the count.
+#[test]
+fn fifo_lets_no_thread_take_a_permit_while_one_is_parked() {
+    let _guard = hang_guard("fifo_lets_no_thread_take_a_permit_while_one_is_parked");
+    let sem = Semaphore::with_fairness(2, Fairness::Fifo);
+    std::thread::scope(|s| {
+        // The permit is returned from the thread, held until the join, so the count is
+        // read while the head still holds it.
+        let head = s.spawn(|| sem.acquire_many(3).unwrap());
+        wait_parked(&sem, 1);
+        assert_eq!(sem.available_permits(), 2);
+        assert_eq!(sem.try_acquire().unwrap_err(), TryAcquireError::NoPermits);
+        assert_eq!(
+            sem.try_acquire_many(2).unwrap_err(),
+            TryAcquireError::NoPermits
+        );
+        let past = Instant::now();
+        assert_eq!(
+            sem.try_acquire_for(Duration::ZERO).unwrap_err(),
+            TryAcquireError::TimedOut
+        );
+        assert_eq!(
+            sem.try_acquire_until(past).unwrap_err(),
+            TryAcquireError::TimedOut
+        );
+        assert_eq!(sem.try_acquire_many(0).unwrap().num_permits(), 0);
+        let too_large = Semaphore::MAX_PERMITS + 1;
+        assert_eq!(
+            sem.try_acquire_many(too_large).unwrap_err(),
+            TryAcquireError::TooLarge {
+                requested: too_large
+            }
+        );
+        sem.add_permits(1);
+        // Handed over at once: the free two and the added one went to the head.
+        assert_eq!(sem.available_permits(), 0, "{sem:?}");
+        assert_eq!(head.join().unwrap().num_permits(), 3);
+    });
+    assert_eq!(sem.available_permits(), 3);
+    assert_eq!(sem.parked_threads(), 0);
+}
+
+/// Go's semantics: a small request behind a large head waits for the head; the head is
+/// served first even when the small one would fit.
+#[test]
+fn fifo_serves_weighted_requests_in_arrival_order() {
+    let _guard = hang_guard("fifo_serves_weighted_requests_in_arrival_order");
+    let sem = Semaphore::with_fairness(0, Fairness::Fifo);
+    let order = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for (i, n) in [(0, 2), (1, 1)] {
+            let (sem, order) = (&sem, &order);
+            s.spawn(move || {
+                let permit = sem.acquire_many(n).unwrap();
+                order.lock().unwrap().push(i);
+                drop(permit);
+            });
+            wait_parked(sem, i + 1);
+        }
+        sem.add_permits(1);
+        // The head wants 2: the permit waits in the count, and the 1 behind does not take it.
+        assert_eq!((sem.available_permits(), sem.parked_threads()), (1, 2));
+        sem.add_permits(1);
+    });
+    assert_eq!(*order.lock().unwrap(), [0, 1]);
+    assert_eq!(sem.available_permits(), 2);
+}
+
+/// A FIFO head that times out no longer holds up the requests behind it: it hands the free
+/// permits to them as it leaves.
+#[test]
+fn a_fifo_head_that_times_out_lets_the_next_through() {
+    let _guard = hang_guard("a_fifo_head_that_times_out_lets_the_next_through");
+    let sem = Semaphore::with_fairness(1, Fairness::Fifo);
+    std::thread::scope(|s| {
+        let head = s.spawn(|| {
+            sem.try_acquire_many_for(2, Duration::from_millis(300))
+                .map(|p| p.num_permits())
+        });
+        wait_parked(&sem, 1);
+        let next = s.spawn(|| sem.acquire().unwrap().num_permits());
+        assert_eq!(head.join().unwrap(), Err(TryAcquireError::TimedOut));
+        assert_eq!(next.join().unwrap(), 1);
+    });
+    assert_eq!(sem.available_permits(), 1);
+}
+
+/// `release_fair` hands the permits to the parked thread in every mode: a running thread
+/// cannot take them, and they never show in the count.
+#[test]
+fn release_fair_hands_the_permits_over_in_every_mode() {
+    let _guard = hang_guard("release_fair_hands_the_permits_over_in_every_mode");
+    for fairness in [Fairness::Eventual, Fairness::Fifo, Fairness::Barging] {
+        let sem = Arc::new(Semaphore::with_fairness(2, fairness));
+        let held = sem.acquire_many(2).unwrap();
+        std::thread::scope(|s| {
+            // Held until the join: the count is read while the waiter holds the permits.
+            let waiter = s.spawn(|| sem.acquire_many(2).unwrap());
+            wait_parked(&sem, 1);
+            held.release_fair();
+            assert_eq!(
+                sem.try_acquire().unwrap_err(),
+                TryAcquireError::NoPermits,
+                "{fairness:?}"
+            );
+            assert_eq!(waiter.join().unwrap().num_permits(), 2, "{fairness:?}");
+        });
+        assert_eq!(sem.available_permits(), 2, "{fairness:?}");
+        // With nobody parked it is a plain release.
+        Arc::clone(&sem).acquire_owned().unwrap().release_fair();
+        sem.acquire_many(2).unwrap().release_fair();
+        assert_eq!(sem.available_permits(), 2, "{fairness:?}");
+    }
+}
+
+#[test]
+fn release_fair_refuses_a_count_past_max_permits() {
+    let sem = Semaphore::new(1);
+    let held = sem.acquire().unwrap();
+    sem.add_permits(Semaphore::MAX_PERMITS);
+    let msg = panic_message(|| held.release_fair());
+    assert!(msg.contains("exceed"), "{msg}");
+    assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+}
+
+/// Under `Eventual`, once the fairness deadline has passed (at most 1 ms after the previous
+/// turn), a release that wakes a parked thread hands it the permit: a running thread cannot
+/// take it. The first release that finds a waiter only starts the timer.
+#[test]
+fn eventual_hands_over_once_the_fairness_deadline_has_passed() {
+    let _guard = hang_guard("eventual_hands_over_once_the_fairness_deadline_has_passed");
+    let sem = Semaphore::new(1);
+    for round in 0..3 {
+        let held = sem.acquire().unwrap();
+        std::thread::scope(|s| {
+            // Held until the join: the count is read while the waiter holds the permit.
+            let waiter = s.spawn(|| sem.acquire().unwrap());
+            wait_parked(&sem, 1);
+            // Past any deadline the timer can have drawn (0-1 ms).
+            std::thread::sleep(Duration::from_millis(2));
+            drop(held);
+            if round > 0 {
+                assert_eq!(
+                    sem.try_acquire().unwrap_err(),
+                    TryAcquireError::NoPermits,
+                    "round {round}"
+                );
+            }
+            assert_eq!(waiter.join().unwrap().num_permits(), 1);
+        });
+    }
+    assert_eq!(sem.available_permits(), 1);
 }

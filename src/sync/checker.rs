@@ -7,7 +7,7 @@ pub(crate) use loom::hint::spin_loop as flaw_window;
 pub(crate) use loom::{
     lazy_static,
     sync::Mutex,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence},
     thread, thread_local,
 };
 
@@ -17,7 +17,7 @@ pub(crate) use shuttle::hint::spin_loop as flaw_window;
 pub(crate) use shuttle::{
     lazy_static,
     sync::Mutex,
-    sync::atomic::{AtomicUsize, Ordering, fence},
+    sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence},
     thread, thread_local,
 };
 

@@ -77,7 +77,7 @@ use super::model::ParkStats;
 
 #[cfg(feature = "broken_sema")]
 pub(crate) use super::checker::flaw_window;
-pub(crate) use super::checker::{AtomicUsize, Ordering, const_fn, fence};
+pub(crate) use super::checker::{AtomicU64, AtomicUsize, Ordering, const_fn, fence};
 pub(crate) use parking_lot_core::{
     DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, UnparkResult, UnparkToken,
 };
@@ -385,6 +385,14 @@ pub(crate) unsafe fn unpark_filter(
 pub fn now() -> Instant {
     let clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
     clock.base + clock.elapsed
+}
+
+/// Microseconds the mocked clock has advanced in this execution: the eventual-fairness
+/// timer's clock under the checkers (it synchronizes with nothing).
+pub(crate) fn clock_micros() -> u64 {
+    let clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // Truncating, as the real clock: the timer keeps 30 bits.
+    clock.elapsed.as_micros() as u64
 }
 
 /// Moves the mocked clock forward by `by` and wakes every parked thread whose deadline has

@@ -3,11 +3,11 @@
 #[cfg(test)]
 pub(crate) use counted::{park, unpark_filter};
 pub(crate) use parking_lot_core::{
-    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult,
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 #[cfg(not(test))]
 pub(crate) use parking_lot_core::{park, unpark_filter};
-pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
+pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 
 /// The clock deadlines are computed from: the real one. (Under the checkers it is the mocked
 /// clock, so the checker decides when a deadline passes.)
@@ -15,6 +15,19 @@ pub(crate) use std::sync::atomic::{AtomicUsize, Ordering, fence};
 pub(crate) fn now() -> std::time::Instant {
     std::time::Instant::now()
 }
+/// Microseconds since a fixed instant of this process (the first call): the clock of the
+/// eventual-fairness timer, which keeps only its low 30 bits. (Under the checkers it is the
+/// mocked clock's elapsed time, so every execution reads the same values.)
+#[inline]
+pub(crate) fn clock_micros() -> u64 {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    let epoch = *EPOCH.get_or_init(std::time::Instant::now);
+    // Truncating: the timer keeps 30 bits of it and compares them modulo 2^30.
+    std::time::Instant::now()
+        .saturating_duration_since(epoch)
+        .as_micros() as u64
+}
+
 /// The gap the `OverIssue` flaw leaves between its load and its store. On real threads it
 /// yields the CPU, so that another thread runs inside the gap often enough for the
 /// real-thread check to see the lost update within milliseconds even on two cores (a spin
