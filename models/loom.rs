@@ -32,11 +32,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use parksema::__model::{MockSettings, with_settings};
+use parksema::Fairness;
 use scenarios::Build;
 
 /// One loom model: a shared scenario at a size loom can afford, and its preemption bound.
 struct Model {
     name: &'static str,
+    /// The fairness mode the model's semaphore runs in (the build's flaw is kept).
+    fairness: Fairness,
     /// `None`: unbounded (exhaustive).
     bound: Option<usize>,
     body: fn(Build),
@@ -49,18 +52,21 @@ const MODELS: &[Model] = &[
     // executions, 3.2 s.
     Model {
         name: "one_permit_two_threads",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: |b| scenarios::mutual_exclusion(b, 1, 2, 2),
     },
     // Three contenders for one permit. Bound 3: 239 124 executions, 49 s.
     Model {
         name: "one_permit_three_threads",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: |b| scenarios::mutual_exclusion(b, 1, 3, 1),
     },
     // P permits, P + 1 threads, with P = 2. Bound 3: 425 752 executions, 70 s.
     Model {
         name: "two_permits_three_threads",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: |b| scenarios::mutual_exclusion(b, 2, 3, 1),
     },
@@ -68,6 +74,7 @@ const MODELS: &[Model] = &[
     // permits, the main thread joining. Bound 3: 69 823 executions, 13 s.
     Model {
         name: "waiters_bit_races",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: scenarios::waiters_bit_races,
     },
@@ -75,18 +82,21 @@ const MODELS: &[Model] = &[
     // thread. Bound 4: 180 356 executions, 29 s.
     Model {
         name: "wakes_every_waiter",
+        fairness: Fairness::Eventual,
         bound: Some(4),
         body: |b| scenarios::wakes_every_waiter(b, 2, false),
     },
     // (d) A waiter on each of two semaphores in one bucket. Bound 5: 12 599 executions, 2.2 s.
     Model {
         name: "two_semaphores_share_bucket",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: scenarios::two_semaphores_share_bucket,
     },
     // (e) close racing acquire and add_permits. Bound 5: 15 846 executions, 2.2 s.
     Model {
         name: "close_races",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: scenarios::close_races,
     },
@@ -94,6 +104,7 @@ const MODELS: &[Model] = &[
     // 17 516 executions, 4.3 s.
     Model {
         name: "try_acquire_races",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: scenarios::try_acquire_races,
     },
@@ -101,6 +112,7 @@ const MODELS: &[Model] = &[
     // 0.3 s.
     Model {
         name: "visibility",
+        fairness: Fairness::Eventual,
         bound: None,
         body: |b| scenarios::visibility(b, 2),
     },
@@ -109,6 +121,7 @@ const MODELS: &[Model] = &[
     // 239 124, 46 s).
     Model {
         name: "visibility_three_threads",
+        fairness: Fairness::Eventual,
         bound: Some(2),
         body: |b| scenarios::visibility(b, 3),
     },
@@ -116,12 +129,14 @@ const MODELS: &[Model] = &[
     // Bound 3: 29 643 executions, 4.9 s.
     Model {
         name: "close_publishes",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: scenarios::close_publishes,
     },
     // (i) close with two threads parked. Bound 4: 47 993 executions, 10 s.
     Model {
         name: "close_wakes_two_parked",
+        fairness: Fairness::Eventual,
         bound: Some(4),
         body: |b| scenarios::close_wakes_waiters(b, 2, true),
     },
@@ -129,6 +144,7 @@ const MODELS: &[Model] = &[
     // parking. Bound 5: 72 328 executions, 12 s.
     Model {
         name: "close_races_announced_acquirers",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: |b| scenarios::close_wakes_waiters(b, 2, false),
     },
@@ -136,6 +152,7 @@ const MODELS: &[Model] = &[
     // 25 142 executions, 4.9 s.
     Model {
         name: "add_after_close",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: scenarios::add_after_close,
     },
@@ -143,12 +160,14 @@ const MODELS: &[Model] = &[
     // 8.8 s (bound 3: 363 691, 95 s).
     Model {
         name: "two_releasers_two_waiters",
+        fairness: Fairness::Eventual,
         bound: Some(2),
         body: |b| scenarios::releases_race(b, 2, &[1, 1]),
     },
     // (k) One release of two permits, two threads parked. Bound 3: 14 121 executions, 3.9 s.
     Model {
         name: "release_of_two_wakes_two",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: |b| scenarios::releases_race(b, 2, &[2]),
     },
@@ -156,6 +175,7 @@ const MODELS: &[Model] = &[
     // 0.2 s.
     Model {
         name: "refused_adds_near_max",
+        fairness: Fairness::Eventual,
         bound: None,
         body: scenarios::refused_adds_near_max,
     },
@@ -163,6 +183,7 @@ const MODELS: &[Model] = &[
     // 17 619 executions, 5.4 s (bound 3: 179 744, 54 s).
     Model {
         name: "woken_takes_another_releasers_permit",
+        fairness: Fairness::Eventual,
         bound: Some(2),
         body: scenarios::woken_takes_another_releasers_permit,
     },
@@ -170,6 +191,7 @@ const MODELS: &[Model] = &[
     // executions, 0.4 s.
     Model {
         name: "unwind_and_move",
+        fairness: Fairness::Eventual,
         bound: None,
         body: scenarios::unwind_and_move,
     },
@@ -178,6 +200,7 @@ const MODELS: &[Model] = &[
     // interleave).
     Model {
         name: "large_head_small_behind",
+        fairness: Fairness::Eventual,
         bound: None,
         body: scenarios::large_head_small_behind,
     },
@@ -185,6 +208,7 @@ const MODELS: &[Model] = &[
     // permit is released. Bound 5: 20 065 executions, 6.0 s (unbounded: 102 833, 27.6 s).
     Model {
         name: "timeout_races_release",
+        fairness: Fairness::Eventual,
         bound: Some(5),
         body: scenarios::timeout_races_release,
     },
@@ -192,6 +216,7 @@ const MODELS: &[Model] = &[
     // (bound 4: 194 833, 39.4 s).
     Model {
         name: "close_races_timed_waits",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: scenarios::close_races_timed_waits,
     },
@@ -199,12 +224,14 @@ const MODELS: &[Model] = &[
     // 8.3 s.
     Model {
         name: "split_merge_forget_race_acquires",
+        fairness: Fairness::Eventual,
         bound: Some(4),
         body: scenarios::split_merge_forget_race_acquires,
     },
     // (s) forget_permits racing close and an acquire. Unbounded: 2 758 executions, 0.3 s.
     Model {
         name: "forget_races_close",
+        fairness: Fairness::Eventual,
         bound: None,
         body: scenarios::forget_races_close,
     },
@@ -212,6 +239,7 @@ const MODELS: &[Model] = &[
     // Bound 3: 14 121 executions, 2.9 s (bound 4: 72 904, 14.1 s).
     Model {
         name: "batch_wakes_several",
+        fairness: Fairness::Eventual,
         bound: Some(3),
         body: |b| scenarios::batch_wakes_several(b, 2),
     },
@@ -219,8 +247,58 @@ const MODELS: &[Model] = &[
     // executions, 13.9 s.
     Model {
         name: "woken_out_barged_passes_on",
+        fairness: Fairness::Eventual,
         bound: Some(4),
         body: scenarios::woken_out_barged_passes_on,
+    },
+    // (c) again, on a `Barging` semaphore (seed 000's protocol: no fairness timer).
+    Model {
+        name: "wakes_every_waiter_barging",
+        fairness: Fairness::Barging,
+        bound: Some(3),
+        body: |b| scenarios::wakes_every_waiter(b, 2, false),
+    },
+    // (v) A handoff assembled from two releasers' permits, on a `Fifo` semaphore.
+    Model {
+        name: "handoff_from_two_releasers",
+        fairness: Fairness::Fifo,
+        bound: Some(3),
+        body: |b| scenarios::handoff_from_two_releasers(b, false),
+    },
+    // (v) The same with `release_fair` on an `Eventual` semaphore.
+    Model {
+        name: "handoff_from_two_fair_releases",
+        fairness: Fairness::Eventual,
+        bound: Some(3),
+        body: |b| scenarios::handoff_from_two_releasers(b, true),
+    },
+    // (w) No barging past a parked thread under `Fifo`.
+    Model {
+        name: "fifo_no_barging",
+        fairness: Fairness::Fifo,
+        bound: Some(5),
+        body: scenarios::fifo_no_barging,
+    },
+    // (x) Arrival order, weighted, under `Fifo`.
+    Model {
+        name: "fifo_keeps_arrival_order",
+        fairness: Fairness::Fifo,
+        bound: None,
+        body: scenarios::fifo_keeps_arrival_order,
+    },
+    // (y) A handoff racing the receiver's timeout, under `Fifo`.
+    Model {
+        name: "handoff_to_timing_out_waiter",
+        fairness: Fairness::Fifo,
+        bound: None,
+        body: |b| scenarios::handoff_to_timing_out_waiter(b, false),
+    },
+    // (z) `Eventual`'s timer on the mocked clock.
+    Model {
+        name: "eventual_timer_hands_over",
+        fairness: Fairness::Eventual,
+        bound: Some(4),
+        body: scenarios::eventual_timer_hands_over,
     },
 ];
 
@@ -254,6 +332,15 @@ fn explore(model: &Model, build: Build, bound: Option<usize>) {
     let executions = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&executions);
     let body = model.body;
+    // A catch child may run a model in another mode, to show that a fairness check fails on
+    // a semaphore that does not promise what it checks.
+    let fairness = match std::env::var("PARKSEMA_LOOM_CHILD_FAIRNESS").as_deref() {
+        Ok("Eventual") => Fairness::Eventual,
+        Ok("Barging") => Fairness::Barging,
+        Ok("Fifo") => Fairness::Fifo,
+        _ => model.fairness,
+    };
+    let build = build.fair(fairness);
     let start = Instant::now();
     with_settings(mock_settings(), || {
         builder.check(move || {
@@ -313,6 +400,13 @@ fn every_model_has_a_test() {
         "forget_races_close",
         "batch_wakes_several",
         "woken_out_barged_passes_on",
+        "wakes_every_waiter_barging",
+        "handoff_from_two_releasers",
+        "handoff_from_two_fair_releases",
+        "fifo_no_barging",
+        "fifo_keeps_arrival_order",
+        "handoff_to_timing_out_waiter",
+        "eventual_timer_hands_over",
     ];
     let names: Vec<_> = MODELS.iter().map(|m| m.name).collect();
     assert_eq!(names, tested);
@@ -448,6 +542,41 @@ fn batch_wakes_several() {
     check("batch_wakes_several");
 }
 
+#[test]
+fn wakes_every_waiter_barging() {
+    check("wakes_every_waiter_barging");
+}
+
+#[test]
+fn handoff_from_two_releasers() {
+    check("handoff_from_two_releasers");
+}
+
+#[test]
+fn handoff_from_two_fair_releases() {
+    check("handoff_from_two_fair_releases");
+}
+
+#[test]
+fn fifo_no_barging() {
+    check("fifo_no_barging");
+}
+
+#[test]
+fn fifo_keeps_arrival_order() {
+    check("fifo_keeps_arrival_order");
+}
+
+#[test]
+fn handoff_to_timing_out_waiter() {
+    check("handoff_to_timing_out_waiter");
+}
+
+#[test]
+fn eventual_timer_hands_over() {
+    check("eventual_timer_hands_over");
+}
+
 /// The catch tests: each flaw must be reported by loom with the property it violates, by two
 /// models each. A loom deadlock report aborts the process (the scenario's loom values panic
 /// again while unwinding), so every catch runs in a child process: this test binary,
@@ -465,7 +594,7 @@ mod catches {
     const BOUND_VAR: &str = "PARKSEMA_LOOM_CHILD_BOUND";
 
     /// Every deliberate flaw, by name.
-    pub(super) const FLAWS: [(&str, Flaw); 7] = [
+    pub(super) const FLAWS: [(&str, Flaw); 8] = [
         ("OverIssue", Flaw::OverIssue),
         ("LostWaiters", Flaw::LostWaiters),
         ("RelaxedOrdering", Flaw::RelaxedOrdering),
@@ -473,6 +602,7 @@ mod catches {
         ("RelaxedWhenWaited", Flaw::RelaxedWhenWaited),
         ("TimeoutLeak", Flaw::TimeoutLeak),
         ("WeightedLostWakeup", Flaw::WeightedLostWakeup),
+        ("HandoffDoubleCount", Flaw::HandoffDoubleCount),
     ];
 
     /// How a child run of a model against a flaw ended.
@@ -489,6 +619,9 @@ mod catches {
             "deadlock",
             "over-issue",
             "close lost",
+            "lost handoff",
+            "fifo:",
+            "eventual:",
         ] {
             if output.contains(mark) {
                 return mark.to_string();
@@ -506,9 +639,22 @@ mod catches {
 
     /// Runs model `model` against `flaw` at `bound` in a child process.
     pub(super) fn run(model: &str, flaw: &str, bound: Option<usize>, relock: bool) -> Outcome {
+        run_in(model, flaw, bound, relock, None)
+    }
+
+    /// As [`run`], with the model's semaphore in the fairness mode `mode` (by name) instead
+    /// of its own.
+    fn run_in(
+        model: &str,
+        flaw: &str,
+        bound: Option<usize>,
+        relock: bool,
+        mode: Option<&str>,
+    ) -> Outcome {
         let exe = std::env::current_exe().expect("the test binary knows its path");
         let start = Instant::now();
         let out = Command::new(exe)
+            .env("PARKSEMA_LOOM_CHILD_FAIRNESS", mode.unwrap_or(""))
             .args(["--exact", "catches::child", "--ignored", "--nocapture"])
             .env(MODEL_VAR, model)
             .env(FLAW_VAR, flaw)
@@ -635,6 +781,64 @@ mod catches {
             "WeightedLostWakeup",
             "deadlock",
         );
+    }
+
+    /// A handoff that also counts the permits it hands over mints them: they come back at
+    /// the end (two models, each assembling a handoff from permits in the word).
+    #[test]
+    fn catches_handoff_double_count() {
+        assert_caught(
+            "handoff_from_two_releasers",
+            "HandoffDoubleCount",
+            "over-issue",
+        );
+        assert_caught("fifo_no_barging", "HandoffDoubleCount", "over-issue");
+    }
+
+    /// A timed waiter handed its permit at its deadline that reports `TimedOut` loses the
+    /// permit (a second model for `TimeoutLeak`, this one on the handoff path).
+    #[test]
+    fn catches_timeout_leak_in_a_handoff() {
+        assert_caught(
+            "handoff_to_timing_out_waiter",
+            "TimeoutLeak",
+            "lost handoff",
+        );
+    }
+
+    /// The handoff's happens-before check fails when the orderings are weakened: the taker's
+    /// read of the first releaser's note is ordered after its write only by the handing-over
+    /// release's Acquire on the word.
+    #[test]
+    fn catches_relaxed_ordering_in_a_handoff() {
+        assert_caught(
+            "handoff_from_two_releasers",
+            "RelaxedOrdering",
+            "Causality violation",
+        );
+    }
+
+    /// The fairness checks can fail: run on the correct semaphore of a mode that does not
+    /// promise what they check, loom finds the schedule in which a barger wins.
+    #[test]
+    fn fairness_checks_fail_on_modes_that_barge() {
+        for (model, mode, expected) in [
+            ("fifo_no_barging", "Eventual", "fifo:"),
+            ("fifo_no_barging", "Barging", "fifo:"),
+            ("fifo_keeps_arrival_order", "Eventual", "fifo:"),
+            ("eventual_timer_hands_over", "Barging", "eventual:"),
+        ] {
+            let outcome = run_in(model, "none", find(model).bound, false, Some(mode));
+            assert_eq!(
+                outcome.caught.as_deref(),
+                Some(expected),
+                "model {model} on a {mode} semaphore"
+            );
+            println!(
+                "loom model {model} fails on a {mode} semaphore: {expected}, {:.2} s",
+                outcome.elapsed.as_secs_f64()
+            );
+        }
     }
 
     /// The correct semaphore passes in a child, so the catch tests' children fail only

@@ -20,7 +20,13 @@
 //! - a missing happens-before edge between two holders shows as loom's `Causality violation`;
 //! - `timed out ...`: a timed acquire's result is not what its race allows (it took a permit
 //!   it reported timing out on, or timed out where it could not);
-//! - `forget_permits ...`: shrinking touched a flag or took more than was there.
+//! - `forget_permits ...`: shrinking touched a flag or took more than was there;
+//! - `fifo: ...`: under `Fairness::Fifo` a running thread took a permit while another was
+//!   parked, or a later request was served before an earlier one;
+//! - `eventual: ...`: under `Fairness::Eventual` a release whose fairness deadline had passed
+//!   did not hand its permit to the parked thread;
+//! - `lost handoff: ...`: a timed waiter handed its permits at its deadline neither kept
+//!   them nor gave them back.
 
 #![allow(dead_code)]
 
@@ -29,15 +35,18 @@ use std::time::Duration;
 use parksema::__model::{
     Arc, AtomicUsize, Ordering, SharedCell, advance_clock, now, park_stats, thread,
 };
-use parksema::{AddPermitsError, Semaphore, TryAcquireError};
+use parksema::{AddPermitsError, Fairness, Semaphore, TryAcquireError};
 
 /// Which semaphore a scenario runs against: the correct one, or (feature `broken_sema`) one
-/// with a deliberate flaw.
+/// with a deliberate flaw, in a fairness mode (`Eventual`, what `Semaphore::new` gives,
+/// unless a scenario or model says otherwise).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Build {
     /// The flaw, if any.
     #[cfg(feature = "broken_sema")]
     pub flaw: Option<parksema::Flaw>,
+    /// The fairness mode.
+    pub fairness: Fairness,
 }
 
 impl Build {
@@ -45,20 +54,29 @@ impl Build {
     pub(crate) const CORRECT: Build = Build {
         #[cfg(feature = "broken_sema")]
         flaw: None,
+        fairness: Fairness::Eventual,
     };
 
     /// A semaphore with the deliberate flaw `flaw`.
     #[cfg(feature = "broken_sema")]
     pub(crate) const fn flawed(flaw: parksema::Flaw) -> Build {
-        Build { flaw: Some(flaw) }
+        Build {
+            flaw: Some(flaw),
+            fairness: Fairness::Eventual,
+        }
+    }
+
+    /// This build in the fairness mode `fairness`.
+    pub(crate) const fn fair(self, fairness: Fairness) -> Build {
+        Build { fairness, ..self }
     }
 
     /// A semaphore of this build holding `permits` permits.
     pub(crate) fn semaphore(self, permits: usize) -> Semaphore {
         #[cfg(feature = "broken_sema")]
-        return Semaphore::with_flaw(permits, self.flaw);
+        return Semaphore::with_fairness_and_flaw(permits, self.fairness, self.flaw);
         #[cfg(not(feature = "broken_sema"))]
-        Semaphore::new(permits)
+        Semaphore::with_fairness(permits, self.fairness)
     }
 }
 
@@ -1134,5 +1152,235 @@ pub(crate) fn woken_out_barged_passes_on(build: Build) {
         join(vec![second]);
     }
     assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}
+
+/// Where a thread writes before it returns its permits and the thread they go to reads
+/// after it has them, with nothing else ordering the two: under loom a missing edge is a
+/// causality violation.
+type Note = Arc<SharedCell<u32>>;
+
+/// Writes `value` to `note` (the caller holds a permit that the reader will get).
+fn write_note(note: &Note, value: u32) {
+    // SAFETY: the writer holds a permit the reader does not have yet; the permit's release
+    // and the reader's acquire (here: the handoff) order this write before the read, which
+    // is what loom checks.
+    note.with_mut(|n| unsafe { *n = value });
+}
+
+/// Reads `note` (the caller holds the permits its writer returned).
+fn read_note(note: &Note) -> u32 {
+    // SAFETY: as in `write_note`: the reader holds the permits the writer returned.
+    note.with(|n| unsafe { *n })
+}
+
+/// (v) A handoff assembled from two releasers' permits: two threads each hold one of two
+/// permits and write a note, then return the permit (dropped, or with `release_fair` when
+/// `fair`); a third thread asks for both. When the first permit comes back before the third
+/// thread parks it goes into the count; the second releaser then finds the thread parked and
+/// hands it both, its own and the first releaser's, which it takes out of the word. The
+/// third thread's reads of both notes must happen-after both writes: for its own permit the
+/// park table's wake carries the edge, for the other only the handing-over release's Acquire
+/// on the word (with one releaser the check could not fail). Every permit comes back.
+pub(crate) fn handoff_from_two_releasers(build: Build, fair: bool) {
+    // A std `Arc`, which owned permits need (the checker's `Arc` is another type); the
+    // semaphore's own atomics are the checker's either way.
+    let sem = std::sync::Arc::new(build.semaphore(2));
+    let notes: [Note; 2] = [Arc::new(SharedCell::new(0)), Arc::new(SharedCell::new(0))];
+    let releasers: Vec<_> = (0..2)
+        .map(|i| {
+            let permit = std::sync::Arc::clone(&sem)
+                .try_acquire_owned()
+                .expect("two free");
+            let note = Arc::clone(&notes[i]);
+            thread::spawn(move || {
+                write_note(&note, i as u32 + 1);
+                if fair {
+                    permit.release_fair();
+                } else {
+                    drop(permit);
+                }
+            })
+        })
+        .collect();
+    let taker = {
+        let (sem, notes) = (std::sync::Arc::clone(&sem), notes.clone());
+        thread::spawn(move || {
+            let both = sem.acquire_many(2).expect("never closed");
+            let seen = [read_note(&notes[0]), read_note(&notes[1])];
+            drop(both);
+            seen
+        })
+    };
+    join(releasers);
+    let seen = join(vec![taker])[0];
+    assert!(
+        seen == [1, 2],
+        "a handed-over permit came without its releaser's write: saw {seen:?}"
+    );
+    assert_conserved(&sem, 2);
+    assert_waiters_clear(&sem);
+}
+
+/// (w) Under `Fifo` no running thread takes a permit while another is parked: a thread parks
+/// for two permits; a barger tries for one while the main thread adds them one at a time.
+/// The first permit does not fit the parked request and stays in the count, but the barger
+/// must not take it; the second hands both over. The barger may succeed only once the
+/// parked thread has had its permits (and given them back). On an `Eventual` or `Barging`
+/// semaphore the barger may take the first permit: there the check must fail.
+pub(crate) fn fifo_no_barging(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let served = Arc::new(parksema::__model::AtomicBool::new(false));
+    let waiter = {
+        let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));
+        thread::spawn(move || {
+            let both = sem.acquire_many(2).expect("never closed");
+            served.store(true, Ordering::SeqCst);
+            drop(both);
+        })
+    };
+    wait_parked(&sem, 1);
+    let barger = {
+        let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));
+        thread::spawn(move || {
+            if let Ok(p) = sem.try_acquire() {
+                assert!(
+                    served.load(Ordering::SeqCst),
+                    "fifo: a barger took a permit while a thread was parked ({sem:?})"
+                );
+                drop(p);
+            }
+        })
+    };
+    sem.add_permits(1);
+    sem.add_permits(1);
+    join(vec![waiter, barger]);
+    assert_conserved(&sem, 2);
+    assert_waiters_clear(&sem);
+}
+
+/// (x) Under `Fifo` requests are served in arrival order, weighted ones included: a thread
+/// parks for two permits, then another for one; the main thread adds one permit (which fits
+/// only the second, and must wait for the first), then one more (which completes the
+/// first's two). The first must be served first; the second gets a permit when the first
+/// returns its two.
+pub(crate) fn fifo_keeps_arrival_order(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let order = Arc::new(AtomicUsize::new(0));
+    let waiter = |n: usize| {
+        let (sem, order) = (Arc::clone(&sem), Arc::clone(&order));
+        thread::spawn(move || {
+            let p = sem.acquire_many(n).expect("never closed");
+            let turn = order.fetch_add(1, Ordering::SeqCst);
+            drop(p);
+            turn
+        })
+    };
+    let first = waiter(2);
+    wait_parked(&sem, 1);
+    let second = waiter(1);
+    wait_parked(&sem, 2);
+    sem.add_permits(1);
+    sem.add_permits(1);
+    let turns = join(vec![first, second]);
+    assert!(
+        turns == [0, 1],
+        "fifo: the request that arrived second was served first (turns {turns:?}, {sem:?})"
+    );
+    assert_conserved(&sem, 2);
+    assert_waiters_clear(&sem);
+}
+
+/// (y) A permit handed to a waiter that is timing out at that moment: a timed waiter parks
+/// on a semaphore whose one permit the main thread holds; another thread lets its deadline
+/// pass while the main thread returns the permit (a handoff under `Fifo`, or with `fair`).
+/// Either the waiter got the permit (and gives it back) or it timed out holding nothing and
+/// the permit is in the count: never lost, never doubled.
+pub(crate) fn handoff_to_timing_out_waiter(build: Build, fair: bool) {
+    // A std `Arc`, which owned permits need.
+    let sem = std::sync::Arc::new(build.semaphore(1));
+    let held = std::sync::Arc::clone(&sem)
+        .try_acquire_owned()
+        .expect("one free");
+    let done = Arc::new(parksema::__model::AtomicBool::new(false));
+    let timed = {
+        let (sem, done) = (std::sync::Arc::clone(&sem), Arc::clone(&done));
+        thread::spawn(move || {
+            let got = match sem.try_acquire_for(Duration::from_millis(10)) {
+                Ok(p) => {
+                    drop(p);
+                    true
+                }
+                Err(TryAcquireError::TimedOut) => false,
+                Err(e) => panic!("timed out wrongly: a timed acquire on an open semaphore: {e:?}"),
+            };
+            done.store(true, Ordering::SeqCst);
+            got
+        })
+    };
+    // On real threads the deadline may pass before the waiter is seen parked.
+    while sem.parked_threads() < 1 && !done.load(Ordering::SeqCst) {
+        thread::yield_now();
+    }
+    let clock = thread::spawn(|| advance_clock(Duration::from_millis(10)));
+    if fair {
+        held.release_fair();
+    } else {
+        drop(held);
+    }
+    join(vec![clock]);
+    join(vec![timed]);
+    let left = sem.available_permits();
+    assert!(
+        left == 1,
+        "lost handoff: {left} permits left of 1 after a handoff raced a timeout ({sem:?})"
+    );
+    assert_waiters_clear(&sem);
+}
+
+/// (z) `Eventual`'s timer under the mocked clock: the first release that finds a thread
+/// parked only starts the timer (a deadline drawn from 0-1 ms); once the clock has passed
+/// it, the next release that wakes a parked thread hands it the permit, so a barger racing
+/// that release cannot take it. Round one: a thread parks, the main thread adds a permit
+/// (the timer starts; the thread takes the permit and forgets it). Round two: another thread
+/// parks, the clock advances 1 ms, a barger tries while the main thread adds a permit: the
+/// barger may succeed only after the parked thread was served. On a `Barging` semaphore the
+/// barger may win: there the check must fail.
+pub(crate) fn eventual_timer_hands_over(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let first = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    wait_parked(&sem, 1);
+    sem.add_permits(1);
+    join(vec![first]);
+    let served = Arc::new(parksema::__model::AtomicBool::new(false));
+    let second = {
+        let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));
+        thread::spawn(move || {
+            let p = sem.acquire().expect("never closed");
+            served.store(true, Ordering::SeqCst);
+            drop(p);
+        })
+    };
+    wait_parked(&sem, 1);
+    advance_clock(Duration::from_millis(1));
+    let barger = {
+        let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));
+        thread::spawn(move || {
+            if let Ok(p) = sem.try_acquire() {
+                assert!(
+                    served.load(Ordering::SeqCst),
+                    "eventual: a barger took the permit of a release whose fairness deadline \
+                     had passed ({sem:?})"
+                );
+                drop(p);
+            }
+        })
+    };
+    sem.add_permits(1);
+    join(vec![second, barger]);
+    assert_conserved(&sem, 1);
     assert_waiters_clear(&sem);
 }

@@ -22,6 +22,7 @@ mod scenarios;
 
 use std::time::Instant;
 
+use parksema::Fairness;
 use scenarios::Build;
 
 /// `n`, times `SHUTTLE_ITERATIONS` if set.
@@ -242,13 +243,99 @@ fn batch_wakes_several() {
     });
 }
 
+// (v)-(z): handoff and the fairness modes.
+
+#[test]
+fn wakes_every_waiter_barging() {
+    // Eight waiters on a `Barging` semaphore. 2 000 + 2 000 iterations.
+    check("wakes_every_waiter_barging", 2000, || {
+        scenarios::wakes_every_waiter(Build::CORRECT.fair(Fairness::Barging), 8, true)
+    });
+}
+
+#[test]
+fn handoff_from_two_releasers() {
+    // 10 000 + 10 000 iterations.
+    check("handoff_from_two_releasers", 10000, || {
+        scenarios::handoff_from_two_releasers(Build::CORRECT.fair(Fairness::Fifo), false)
+    });
+}
+
+#[test]
+fn handoff_from_two_fair_releases() {
+    // 10 000 + 10 000 iterations.
+    check("handoff_from_two_fair_releases", 10000, || {
+        scenarios::handoff_from_two_releasers(Build::CORRECT, true)
+    });
+}
+
+#[test]
+fn fifo_no_barging() {
+    // 10 000 + 10 000 iterations.
+    check("fifo_no_barging", 10000, || {
+        scenarios::fifo_no_barging(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
+fn fifo_keeps_arrival_order() {
+    // 10 000 + 10 000 iterations.
+    check("fifo_keeps_arrival_order", 10000, || {
+        scenarios::fifo_keeps_arrival_order(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
+fn handoff_to_timing_out_waiter() {
+    // Under `Fifo` and with `release_fair` on an `Eventual` semaphore. 5 000 + 5 000
+    // iterations each.
+    check("handoff_to_timing_out_waiter", 5000, || {
+        scenarios::handoff_to_timing_out_waiter(Build::CORRECT.fair(Fairness::Fifo), false)
+    });
+    check("handoff_to_timing_out_waiter (release_fair)", 5000, || {
+        scenarios::handoff_to_timing_out_waiter(Build::CORRECT, true)
+    });
+}
+
+#[test]
+fn eventual_timer_hands_over() {
+    // 10 000 + 10 000 iterations.
+    check("eventual_timer_hands_over", 10000, || {
+        scenarios::eventual_timer_hands_over(Build::CORRECT)
+    });
+}
+
+/// The fairness checks can fail: run on a semaphore of a mode that does not promise what
+/// they check, they report it (the barger takes the permit first in some schedule).
+mod fairness_checks_can_fail {
+    use super::{Build, Fairness, scenarios};
+
+    #[test]
+    #[should_panic(expected = "fifo: a barger took a permit")]
+    fn fifo_no_barging_fails_on_eventual() {
+        shuttle::check_random(
+            || scenarios::fifo_no_barging(Build::CORRECT.fair(Fairness::Eventual)),
+            1000,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "eventual: a barger took the permit")]
+    fn eventual_timer_check_fails_on_barging() {
+        shuttle::check_random(
+            || scenarios::eventual_timer_hands_over(Build::CORRECT.fair(Fairness::Barging)),
+            1000,
+        );
+    }
+}
+
 /// The catch tests: each flaw shuttle can see must be reported with the property it
 /// violates. `RelaxedOrdering` and `RelaxedWhenWaited` are not among them: shuttle runs
 /// every atomic operation as `SeqCst`, so a weakened ordering changes nothing it can observe
 /// (two loom models catch each).
 #[cfg(feature = "broken_sema")]
 mod catches {
-    use super::{Build, scenarios};
+    use super::{Build, Fairness, scenarios};
     use parksema::Flaw;
 
     #[test]
@@ -283,6 +370,50 @@ mod catches {
     fn catches_weighted_lost_wakeup() {
         shuttle::check_random(
             || scenarios::large_head_small_behind(Build::flawed(Flaw::WeightedLostWakeup)),
+            1000,
+        );
+    }
+
+    /// A handoff that also counts the permits it hands over: the extra ones come back at the
+    /// end (`over-issue: N permits left > ...`), whether or not a barger took one first.
+    #[test]
+    #[should_panic(expected = "over-issue: ")]
+    fn catches_handoff_double_count() {
+        shuttle::check_random(
+            || {
+                scenarios::fifo_no_barging(
+                    Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
+                )
+            },
+            1000,
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "over-issue: ")]
+    fn catches_handoff_double_count_in_two_releasers() {
+        shuttle::check_random(
+            || {
+                scenarios::handoff_from_two_releasers(
+                    Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
+                    false,
+                )
+            },
+            1000,
+        );
+    }
+
+    /// A timed waiter handed its permit at its deadline that reports `TimedOut` loses it.
+    #[test]
+    #[should_panic(expected = "lost handoff: 0 permits left")]
+    fn catches_timeout_leak_in_a_handoff() {
+        shuttle::check_random(
+            || {
+                scenarios::handoff_to_timing_out_waiter(
+                    Build::flawed(Flaw::TimeoutLeak).fair(Fairness::Fifo),
+                    false,
+                )
+            },
             1000,
         );
     }
