@@ -1690,6 +1690,207 @@ mod tests {
         }
     }
 
+    /// The parking and taking rules under `FIFO`: while `WAITERS` is set a thread parks even
+    /// when its request fits, and no running thread takes a free permit.
+    #[test]
+    fn under_fifo_a_thread_parks_and_takes_nothing_while_waiters_is_set() {
+        for permits in [0, 1, 2] {
+            for n in [1, 2] {
+                let fits = permits >= n;
+                let s = permits * ONE | FIFO;
+                assert!(may_park(s | WAITERS, n), "{s:#x} {n}");
+                assert!(!may_park(s, n), "{s:#x} {n}");
+                assert!(!may_park(s | WAITERS | CLOSED, n), "{s:#x} {n}");
+                assert_eq!(may_take(s, n), fits, "{s:#x} {n}");
+                assert!(!may_take(s | WAITERS, n), "{s:#x} {n}");
+                assert_eq!(may_take(permits * ONE | WAITERS, n), fits, "{permits} {n}");
+            }
+        }
+    }
+
+    /// A handing-over release's filter, decision by decision: a request that its own
+    /// permits and the free ones satisfy is unparked; one that does not fit is passed over,
+    /// except under `FIFO` (the head holds up the rest) or when nothing is left; nothing is
+    /// handed over on a closed semaphore.
+    #[test]
+    fn a_handing_over_release_serves_what_fits_and_stops_where_it_must() {
+        use FilterOp::{Skip, Stop, Unpark};
+        for (s, own, want, op) in [
+            (0, 1, 1, Unpark),
+            (ONE, 1, 2, Unpark),
+            (2 * ONE, 0, 2, Unpark),
+            (ONE, 0, 2, Skip),
+            (ONE | FIFO, 0, 2, Stop),
+            (FIFO, 1, 2, Stop),
+            (0, 0, 1, Stop),
+            (ONE | CLOSED, 1, 1, Stop),
+            (3 * ONE | WAITERS, 0, 3, Unpark),
+            (
+                Semaphore::MAX_PERMITS * ONE,
+                Semaphore::MAX_PERMITS,
+                Semaphore::MAX_PERMITS,
+                Unpark,
+            ),
+        ] {
+            assert_eq!(
+                handoff_op(s, own, want),
+                op,
+                "word {s:#x}, own {own}, want {want}"
+            );
+        }
+    }
+
+    /// The fairness timer: not started counts as due; a deadline is due at or after its
+    /// time; one that looks more than the window ahead has wrapped, so it is due; each turn
+    /// steps the generator and draws a deadline at most the window ahead; the mode is kept.
+    #[test]
+    fn the_fairness_timer_is_due_at_its_deadline_and_draws_within_the_window() {
+        let at = |deadline: u64, seed: u64| deadline << DEADLINE_SHIFT | seed << SEED_SHIFT;
+        assert!(timer_due(0, 12345), "a timer not started is due");
+        assert!(timer_due(at(100, 7), 100));
+        assert!(timer_due(at(100, 7), 101));
+        assert!(!timer_due(at(100, 7), 99));
+        assert!(
+            !timer_due(at(1100, 7), 100),
+            "a deadline the whole window ahead"
+        );
+        assert!(
+            timer_due(at(1101, 7), 100),
+            "further than the window: wrapped, so due"
+        );
+        assert!(!timer_due(at(5, 7), DEADLINE_MASK), "ahead across the wrap");
+        assert!(timer_due(at(DEADLINE_MASK, 7), 3), "passed across the wrap");
+
+        let mode = mode_code(Fairness::Barging);
+        let first = next_timer(mode, 500);
+        assert_eq!(first & MODE_MASK, mode);
+        assert_eq!(
+            first >> SEED_SHIFT,
+            u64::from(INITIAL_SEED),
+            "the first turn seeds it"
+        );
+        let draw = |t: u64, now: u64| ((t >> DEADLINE_SHIFT) & DEADLINE_MASK) - now;
+        assert_eq!(
+            draw(first, 500),
+            u64::from(INITIAL_SEED) % (FAIR_WINDOW_US + 1)
+        );
+        let mut t = first;
+        let mut draws = Vec::new();
+        for _ in 0..100 {
+            let next = next_timer(t, 1000);
+            assert_eq!(
+                next >> SEED_SHIFT,
+                u64::from(xorshift32((t >> SEED_SHIFT) as u32))
+            );
+            let d = draw(next, 1000);
+            assert!(d <= FAIR_WINDOW_US, "draw {d}");
+            draws.push(d);
+            t = next;
+        }
+        assert!(
+            draws.iter().any(|&d| d < 300) && draws.iter().any(|&d| d > 700),
+            "{draws:?}"
+        );
+        let wrapped = next_timer(first, DEADLINE_MASK);
+        assert!(
+            (wrapped >> DEADLINE_SHIFT) & DEADLINE_MASK < FAIR_WINDOW_US,
+            "kept modulo 2^30"
+        );
+        assert_eq!(xorshift32(1), 270_369);
+    }
+
+    /// Only an `Eventual` semaphore takes fairness turns; its first turn starts the timer
+    /// (no handoff), and once the drawn deadline (at most 1 ms) has passed a release takes
+    /// the next.
+    #[test]
+    fn an_eventual_semaphore_takes_a_fairness_turn_once_its_deadline_has_passed() {
+        for fairness in [Fairness::Barging, Fairness::Fifo] {
+            let sem = Semaphore::with_fairness(0, fairness);
+            assert!(!sem.fair_turn());
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            assert!(!sem.fair_turn(), "{fairness:?}");
+            assert_eq!(sem.timer.load(Ordering::Relaxed), mode_code(fairness));
+        }
+        let sem = Semaphore::new(0);
+        assert!(!sem.fair_turn(), "the first turn only starts the timer");
+        let started = sem.timer.load(Ordering::Relaxed);
+        assert_eq!(started >> SEED_SHIFT, u64::from(INITIAL_SEED));
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        assert!(sem.fair_turn(), "the deadline has passed");
+        assert_ne!(
+            sem.timer.load(Ordering::Relaxed),
+            started,
+            "the turn drew a new deadline"
+        );
+    }
+
+    /// The end of a handing-over release: the rest of its permits go into the count (or are
+    /// refused past `MAX_PERMITS`, count untouched), and `WAITERS` goes only when asked;
+    /// `FIFO` stays.
+    #[test]
+    fn a_deposit_adds_what_fits_and_clears_waiters_when_asked() {
+        let sem = Semaphore::with_fairness(1, Fairness::Fifo);
+        sem.state.fetch_add(WAITERS, Ordering::Relaxed);
+        sem.deposit(2, false).unwrap();
+        assert_eq!(sem.state.load(Ordering::Relaxed), 3 * ONE | FIFO | WAITERS);
+        sem.deposit(0, true).unwrap();
+        assert_eq!(sem.state.load(Ordering::Relaxed), 3 * ONE | FIFO);
+        sem.state.fetch_add(WAITERS, Ordering::Relaxed);
+        let err = sem.deposit(Semaphore::MAX_PERMITS - 2, true).unwrap_err();
+        assert_eq!(
+            (err.available(), err.added()),
+            (3, Semaphore::MAX_PERMITS - 2)
+        );
+        assert_eq!(
+            sem.state.load(Ordering::Relaxed),
+            3 * ONE | FIFO,
+            "refused, bit cleared"
+        );
+        sem.deposit(Semaphore::MAX_PERMITS - 3, false).unwrap();
+        assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+    }
+
+    /// A handing-over release wakes exactly the requests it serves, in one call, takes the
+    /// free permits it uses out of the count, and keeps the rest of its own in the count.
+    #[test]
+    fn a_handoff_wakes_the_requests_it_serves_and_counts_the_rest() {
+        let _guard = hang_guard("a_handoff_wakes_the_requests_it_serves_and_counts_the_rest");
+        let sem = Semaphore::new(1);
+        reset(sem.key());
+        let done = AtomicUsize::new(0);
+        let (called, left) = thread::scope(|s| {
+            // Queue order: 3, 2; one permit free.
+            for (i, n) in [3, 2].into_iter().enumerate() {
+                let (sem, done) = (&sem, &done);
+                s.spawn(move || {
+                    sem.acquire_many(n).unwrap().forget();
+                    done.fetch_add(n, SeqCst);
+                });
+                wait_parked(sem, i + 1);
+            }
+            reset(sem.key());
+            // Four of its own and the free one: the 3 is served from its own, the 2 from
+            // the one own permit left and the free one (taken out of the count).
+            sem.hand_over(4).unwrap();
+            let left = sem.state.load(Ordering::Relaxed);
+            (counts(sem.key()), left)
+        });
+        // Counted as the woken threads return from `park`, so read after the scope.
+        let served = counts(sem.key());
+        assert_eq!(served.woken, 2, "{served:?}");
+        assert_eq!(called.unpark_calls, 1, "{called:?}");
+        assert_eq!(served.unpark_calls, 1, "{served:?}");
+        assert_eq!(left, 0, "every permit handed over, WAITERS cleared");
+        assert_eq!(done.load(SeqCst), 5);
+        let sem = Semaphore::new(0);
+        sem.hand_over(2).unwrap();
+        assert_eq!(
+            sem.state.load(Ordering::Relaxed),
+            2 * ONE,
+            "nobody parked: all counted"
+        );
+    }
+
     /// The release's filter, decision by decision: in queue order, a request that fits what
     /// is not yet promised is woken and promised its permits; one that does not fit is passed
     /// over (a smaller one behind it may fit); nothing is left: stop.
@@ -1812,6 +2013,7 @@ mod tests {
             Some(Flaw::RelaxedWhenWaited),
             Some(Flaw::TimeoutLeak),
             Some(Flaw::WeightedLostWakeup),
+            Some(Flaw::HandoffDoubleCount),
         ] {
             let sem = Semaphore::with_flaw(1, flaw);
             assert_eq!(

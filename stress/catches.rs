@@ -145,6 +145,24 @@ fn catches_timeout_leak_in_timeout_at_release() {
     );
 }
 
+/// `HandoffDoubleCount` on real threads: on a `Fifo` semaphore every contended release hands
+/// over, and each handoff also adds its permits to the count, so the holders soon outnumber
+/// the one permit.
+#[test]
+fn catches_handoff_double_count_in_fifo_traffic() {
+    let run = run_child("fifo_traffic", "HandoffDoubleCount");
+    let Some((max, permits)) = over_issue(&run) else {
+        panic!(
+            "HandoffDoubleCount was not reported as an over-issue (exit {:?}):\n{}",
+            run.code, run.output
+        );
+    };
+    println!(
+        "caught HandoffDoubleCount in {:.3} s: over-issue: max in use {max} > permits {permits}",
+        run.elapsed.as_secs_f64()
+    );
+}
+
 /// How one child run ended, in a few words for the matrix.
 fn outcome(run: &ChildRun) -> String {
     match run.code {
@@ -175,6 +193,7 @@ fn catches_every_flaw_somewhere() {
         "RelaxedWhenWaited",
         "TimeoutLeak",
         "WeightedLostWakeup",
+        "HandoffDoubleCount",
     ] {
         let mut caught = 0;
         for scenario in SCENARIOS {

@@ -14,7 +14,7 @@ const SCENARIO_VAR: &str = "PARKSEMA_CHILD_SCENARIO";
 const FLAW_VAR: &str = "PARKSEMA_CHILD_FLAW";
 
 /// Every scenario a child can run, with the sizes it runs at there.
-pub(crate) const SCENARIOS: [&str; 10] = [
+pub(crate) const SCENARIOS: [&str; 11] = [
     "never_exceeds_permits",
     "wakes_every_parked_thread",
     "mixed_traffic",
@@ -25,6 +25,7 @@ pub(crate) const SCENARIOS: [&str; 10] = [
     "weighted_traffic",
     "small_behind_large",
     "timeout_at_release",
+    "fifo_traffic",
 ];
 
 /// Runs scenario `name` against `build`.
@@ -42,6 +43,14 @@ pub(crate) fn run_scenario(name: &str, build: Build) -> String {
         "small_behind_large" => scenarios::small_behind_large(build, 20),
         // 50 rounds of about 10 ms each.
         "timeout_at_release" => scenarios::timeout_at_release(build, 50),
+        // One permit among 8 threads on a `Fifo` semaphore: every contended release is a
+        // handoff. A quarter of the iterations, since each handoff is a wake-up.
+        "fifo_traffic" => scenarios::never_exceeds_permits(
+            build.fair(parksema::Fairness::Fifo),
+            1,
+            8,
+            PER_THREAD / 4,
+        ),
         other => panic!("unknown scenario `{other}`; known: {SCENARIOS:?}"),
     }
 }
@@ -64,6 +73,8 @@ fn build_named(flaw: &str) -> Build {
         "TimeoutLeak" => Build::flawed(parksema::Flaw::TimeoutLeak),
         #[cfg(feature = "broken_sema")]
         "WeightedLostWakeup" => Build::flawed(parksema::Flaw::WeightedLostWakeup),
+        #[cfg(feature = "broken_sema")]
+        "HandoffDoubleCount" => Build::flawed(parksema::Flaw::HandoffDoubleCount),
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

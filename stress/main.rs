@@ -21,6 +21,7 @@ mod support;
 #[cfg(feature = "broken_sema")]
 mod catches;
 
+use parksema::Fairness;
 use support::Build;
 
 /// Iterations per thread for the long-running scenarios: seed 000's 20 000 in release
@@ -100,6 +101,29 @@ fn small_behind_large() {
 fn timeout_at_release() {
     // 100 rounds of about 10 ms each.
     println!("{}", scenarios::timeout_at_release(Build::CORRECT, 100));
+}
+
+/// The traffic scenarios again in the other fairness modes (the tests above run the
+/// default, `Eventual`): under `Fifo` every contended release is a handoff and no thread
+/// barges; under `Barging` there is no timer.
+#[test]
+fn traffic_in_every_fairness_mode() {
+    for fairness in [Fairness::Fifo, Fairness::Barging] {
+        let build = Build::CORRECT.fair(fairness);
+        println!("{fairness:?}:");
+        for (permits, threads) in [(1, 8), (3, 16)] {
+            println!(
+                "{}",
+                scenarios::never_exceeds_permits(build, permits, threads, PER_THREAD / 2)
+            );
+        }
+        println!("{}", scenarios::mixed_traffic(build, 4, 16, PER_THREAD / 2));
+        println!(
+            "{}",
+            scenarios::weighted_traffic(build, 4, 8, PER_THREAD / 2)
+        );
+        println!("{}", scenarios::wakes_every_parked_thread(build, 32));
+    }
 }
 
 #[test]
@@ -277,5 +301,51 @@ fn shared_batch_wakes_several() {
 fn shared_woken_out_barged_passes_on() {
     repeat("woken_out_barged_passes_on", ROUNDS, || {
         shared::woken_out_barged_passes_on(Build::CORRECT)
+    });
+}
+
+#[test]
+fn shared_wakes_every_waiter_barging() {
+    repeat("wakes_every_waiter (Barging)", ROUNDS / 4, || {
+        shared::wakes_every_waiter(Build::CORRECT.fair(Fairness::Barging), 8, false)
+    });
+}
+
+#[test]
+fn shared_handoff_from_two_releasers() {
+    repeat("handoff_from_two_releasers", ROUNDS, || {
+        shared::handoff_from_two_releasers(Build::CORRECT.fair(Fairness::Fifo), false);
+        shared::handoff_from_two_releasers(Build::CORRECT, true);
+    });
+}
+
+#[test]
+fn shared_fifo_no_barging() {
+    repeat("fifo_no_barging", ROUNDS, || {
+        shared::fifo_no_barging(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
+fn shared_fifo_keeps_arrival_order() {
+    repeat("fifo_keeps_arrival_order", ROUNDS, || {
+        shared::fifo_keeps_arrival_order(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
+fn shared_handoff_to_timing_out_waiter() {
+    // Each round lets a 10 ms deadline pass in real time: ROUNDS / 10 rounds.
+    repeat("handoff_to_timing_out_waiter", ROUNDS / 10, || {
+        shared::handoff_to_timing_out_waiter(Build::CORRECT.fair(Fairness::Fifo), false);
+        shared::handoff_to_timing_out_waiter(Build::CORRECT, true);
+    });
+}
+
+#[test]
+fn shared_eventual_timer_hands_over() {
+    // Each round sleeps 1 ms (the mocked clock's advance, in real time): ROUNDS / 4 rounds.
+    repeat("eventual_timer_hands_over", ROUNDS / 4, || {
+        shared::eventual_timer_hands_over(Build::CORRECT)
     });
 }
