@@ -255,52 +255,52 @@ fn wakes_every_waiter_barging() {
 
 #[test]
 fn handoff_from_two_releasers() {
-    // 10 000 + 10 000 iterations.
-    check("handoff_from_two_releasers", 10000, || {
+    // 3 000 + 3 000 iterations.
+    check("handoff_from_two_releasers", 3000, || {
         scenarios::handoff_from_two_releasers(Build::CORRECT.fair(Fairness::Fifo), false)
     });
 }
 
 #[test]
 fn handoff_from_two_fair_releases() {
-    // 10 000 + 10 000 iterations.
-    check("handoff_from_two_fair_releases", 10000, || {
+    // 3 000 + 3 000 iterations.
+    check("handoff_from_two_fair_releases", 3000, || {
         scenarios::handoff_from_two_releasers(Build::CORRECT, true)
     });
 }
 
 #[test]
 fn fifo_no_barging() {
-    // 10 000 + 10 000 iterations.
-    check("fifo_no_barging", 10000, || {
+    // 3 000 + 3 000 iterations.
+    check("fifo_no_barging", 3000, || {
         scenarios::fifo_no_barging(Build::CORRECT.fair(Fairness::Fifo))
     });
 }
 
 #[test]
 fn fifo_keeps_arrival_order() {
-    // 10 000 + 10 000 iterations.
-    check("fifo_keeps_arrival_order", 10000, || {
+    // 3 000 + 3 000 iterations.
+    check("fifo_keeps_arrival_order", 3000, || {
         scenarios::fifo_keeps_arrival_order(Build::CORRECT.fair(Fairness::Fifo))
     });
 }
 
 #[test]
 fn handoff_to_timing_out_waiter() {
-    // Under `Fifo` and with `release_fair` on an `Eventual` semaphore. 5 000 + 5 000
+    // Under `Fifo` and with `release_fair` on an `Eventual` semaphore. 2 000 + 2 000
     // iterations each.
-    check("handoff_to_timing_out_waiter", 5000, || {
+    check("handoff_to_timing_out_waiter", 2000, || {
         scenarios::handoff_to_timing_out_waiter(Build::CORRECT.fair(Fairness::Fifo), false)
     });
-    check("handoff_to_timing_out_waiter (release_fair)", 5000, || {
+    check("handoff_to_timing_out_waiter (release_fair)", 2000, || {
         scenarios::handoff_to_timing_out_waiter(Build::CORRECT, true)
     });
 }
 
 #[test]
 fn eventual_timer_hands_over() {
-    // 10 000 + 10 000 iterations.
-    check("eventual_timer_hands_over", 10000, || {
+    // 3 000 + 3 000 iterations.
+    check("eventual_timer_hands_over", 3000, || {
         scenarios::eventual_timer_hands_over(Build::CORRECT)
     });
 }
@@ -454,7 +454,7 @@ mod replay {
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
-            "910242d8e18096adbccab6a401802401966919106441a46459b06c4bb605180620d9906d0300",
+            "910262c0a7d0b5c3bc8dac89010004923228da346cd896094a944143b46d882264cb1641d300294bb2418814250922085104",
         );
     }
 
