@@ -10,7 +10,7 @@ cargo build -q --release -p parksema-bench --bin instructions
 bin=target/release/instructions
 n=100000
 ops=("$@")
-[ ${#ops[@]} -gt 0 ] || ops=(pair try_fail many4 timed floor_pair floor_checked)
+[ ${#ops[@]} -gt 0 ] || ops=(pair try_fail many4 timed fifo_pair fifo_try_fail barging_pair floor_pair floor_checked)
 count() {
   local out
   out=$(mktemp)

@@ -1,6 +1,7 @@
 //! Criterion micro-benchmarks, one thread, no contention: an acquire + release pair, and a
 //! `try_acquire` that fails, for parksema, every peer, and the atomic floors; plus parksema's
-//! `acquire_many(4)` pair and a timed acquire that succeeds at once.
+//! `acquire_many(4)` pair and a timed acquire that succeeds at once. parksema runs in each
+//! fairness mode (`parksema` is the default, `Eventual`).
 //!
 //! `cargo xtask bench` runs this and turns the medians into the report's ratio table.
 
@@ -11,7 +12,8 @@ use std::time::Duration;
 use criterion::Criterion;
 use parksema_bench::floors;
 use parksema_bench::peers::{
-    AsyncLock, CondvarSem, Parksema, Peer, PlMutex, PosixSem, RsEvents, StdMutex,
+    AsyncLock, CondvarSem, Parksema, ParksemaBarging, ParksemaFifo, Peer, PlMutex, PosixSem,
+    RsEvents, StdMutex,
 };
 
 fn pair<P: Peer>(c: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
@@ -28,6 +30,8 @@ fn failing_try<P: Peer>(c: &mut criterion::BenchmarkGroup<'_, criterion::measure
 fn uncontended(c: &mut Criterion) {
     let mut g = c.benchmark_group("acquire+release");
     pair::<Parksema>(&mut g);
+    pair::<ParksemaFifo>(&mut g);
+    pair::<ParksemaBarging>(&mut g);
     pair::<PosixSem>(&mut g);
     pair::<CondvarSem>(&mut g);
     pair::<RsEvents>(&mut g);
@@ -73,6 +77,8 @@ fn uncontended(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("failing try_acquire");
     failing_try::<Parksema>(&mut g);
+    failing_try::<ParksemaFifo>(&mut g);
+    failing_try::<ParksemaBarging>(&mut g);
     failing_try::<PosixSem>(&mut g);
     failing_try::<CondvarSem>(&mut g);
     failing_try::<RsEvents>(&mut g);

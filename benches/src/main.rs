@@ -12,7 +12,8 @@ use clap::Parser;
 use parksema_bench::contention::{self, Cell, Work};
 use parksema_bench::latency;
 use parksema_bench::peers::{
-    AsyncLock, CondvarSem, ParkFloor, Parksema, Peer, PlMutex, PosixSem, RsEvents, Signal, StdMutex,
+    AsyncLock, CondvarSem, ParkFloor, Parksema, ParksemaBarging, ParksemaFifo, Peer, PlMutex,
+    PosixSem, RsEvents, Signal, StdMutex,
 };
 use parksema_bench::report::{self, ContentionRow, LatencyRow, SizeRow};
 
@@ -41,8 +42,10 @@ struct Args {
 }
 
 /// The peers of the contention matrix, in table order.
-const PEERS: [&str; 7] = [
+const PEERS: [&str; 9] = [
     <Parksema as Peer>::NAME,
+    <ParksemaFifo as Peer>::NAME,
+    <ParksemaBarging as Peer>::NAME,
     <PosixSem as Peer>::NAME,
     <CondvarSem as Peer>::NAME,
     <RsEvents as Peer>::NAME,
@@ -130,7 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         SizeRow {
             peer: "parksema".into(),
             bytes: size_of::<parksema::Semaphore>(),
-            note: "one word; waiters live in parking_lot_core's global table".into(),
+            note: "the state word and the fairness timer; waiters live in parking_lot_core's global table".into(),
         },
         SizeRow {
             peer: "sem_t".into(),
@@ -197,18 +200,23 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ];
 
     // A large request behind a stream of small ones (parksema only: the peers cannot take
-    // several permits at once). Four permits; 1, 3 and 7 small threads holding 1 µs with 1 µs
-    // between (with none between, on two cores, the small threads never all let go at once).
-    // 500 ms a shape (quick: 20 ms).
+    // several permits at once), in each fairness mode. Four permits; 1, 3 and 7 small
+    // threads holding 1 µs with 1 µs between (with none between, on two cores, the small
+    // threads never all let go at once). 500 ms a shape (quick: 20 ms): 9 shapes, 4.5 s.
     let starve_window = Duration::from_millis(if args.quick { 20 } else { 500 });
     let starve_work = Work::calibrate(1_000);
-    eprintln!("large request behind small ones: 3 shapes x {starve_window:?}");
-    let starvation: Vec<parksema_bench::starvation::Row> = [1, 3, 7]
-        .into_iter()
-        .map(|small| {
-            parksema_bench::starvation::run(4, small, starve_work, starve_work, starve_window)
-        })
-        .collect();
+    eprintln!("large request behind small ones: 9 shapes x {starve_window:?}");
+    let starvation: Vec<parksema_bench::starvation::Row> = [
+        parksema::Fairness::Eventual,
+        parksema::Fairness::Fifo,
+        parksema::Fairness::Barging,
+    ]
+    .into_iter()
+    .flat_map(|mode| [1, 3, 7].into_iter().map(move |small| (mode, small)))
+    .map(|(mode, small)| {
+        parksema_bench::starvation::run(mode, 4, small, starve_work, starve_work, starve_window)
+    })
+    .collect();
 
     // Contention.
     let works: Vec<Work> = if args.quick {
@@ -246,6 +254,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     duration: Duration::from_millis(cell_ms),
                 };
                 rows.extend(measure::<Parksema>(cell, reps));
+                rows.extend(measure::<ParksemaFifo>(cell, reps));
+                rows.extend(measure::<ParksemaBarging>(cell, reps));
                 rows.extend(measure::<PosixSem>(cell, reps));
                 rows.extend(measure::<CondvarSem>(cell, reps));
                 rows.extend(measure::<RsEvents>(cell, reps));
@@ -331,14 +341,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     md.push_str(&report::latency_table(&latency));
     let _ = writeln!(
         md,
-        "\n## A large request behind small ones (parksema, barging)\n"
+        "\n## A large request behind small ones (parksema, each fairness mode)\n"
     );
     let _ = writeln!(
         md,
         "One thread takes all 4 permits at once with `acquire_many(4)`, again and again; the \
-         small threads take one each. Barging lets a small request take a free permit while the \
-         large one waits, so the large one gets in only when every small holder is out at once. \
-         Measured, not bounded: the bound comes with a fair mode.\n"
+         small threads take one each. Barging (`Barging`, and `Eventual` between its handoffs) \
+         lets a small request take a free permit while the large one waits, so the large one \
+         gets in only when every small holder is out at once; under `Fifo` the small requests \
+         queue behind the parked large one. Measured, not bounded.\n"
     );
     md.push_str(&parksema_bench::starvation::table(&starvation));
     let _ = writeln!(md, "\n## Size\n");
@@ -385,7 +396,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     summary.push_str(&report::latency_table(&latency));
     let _ = writeln!(
         summary,
-        "\nA large request (`acquire_many(4)` of 4 permits) behind small ones (barging):\n"
+        "\nA large request (`acquire_many(4)` of 4 permits) behind small ones, per fairness mode:\n"
     );
     summary.push_str(&parksema_bench::starvation::table(&starvation));
     let _ = writeln!(summary, "\nSize:\n");

@@ -315,6 +315,94 @@ impl Signal for AsyncLock {
     }
 }
 
+/// parksema in `Fairness::Fifo` mode.
+#[derive(Debug)]
+pub struct ParksemaFifo(parksema::Semaphore);
+
+impl Peer for ParksemaFifo {
+    const NAME: &'static str = "parksema Fifo";
+    fn with_permits(permits: usize) -> Self {
+        ParksemaFifo(parksema::Semaphore::with_fairness(
+            permits,
+            parksema::Fairness::Fifo,
+        ))
+    }
+    #[inline]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.0.hold(f)
+    }
+    #[inline]
+    fn try_hold(&self) -> bool {
+        self.0.try_hold()
+    }
+}
+
+/// parksema in `Fairness::Barging` mode (no fairness timer).
+#[derive(Debug)]
+pub struct ParksemaBarging(parksema::Semaphore);
+
+impl Peer for ParksemaBarging {
+    const NAME: &'static str = "parksema Barging";
+    fn with_permits(permits: usize) -> Self {
+        ParksemaBarging(parksema::Semaphore::with_fairness(
+            permits,
+            parksema::Fairness::Barging,
+        ))
+    }
+    #[inline]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.0.hold(f)
+    }
+    #[inline]
+    fn try_hold(&self) -> bool {
+        self.0.try_hold()
+    }
+}
+
+/// parksema (`Eventual`, the default), every permit returned with `release_fair`.
+#[derive(Debug)]
+pub struct ParksemaReleaseFair(parksema::Semaphore);
+
+impl Peer for ParksemaReleaseFair {
+    const NAME: &'static str = "parksema release_fair";
+    fn with_permits(permits: usize) -> Self {
+        ParksemaReleaseFair(parksema::Semaphore::new(permits))
+    }
+    #[inline]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        let permit = self.0.acquire().expect("never closed");
+        let r = f();
+        permit.release_fair();
+        r
+    }
+    #[inline]
+    fn try_hold(&self) -> bool {
+        self.0.try_acquire().map(|p| p.release_fair()).is_ok()
+    }
+}
+
+/// `parking_lot::FairMutex<()>`: every unlock hands the lock to a parked thread.
+#[derive(Debug)]
+pub struct PlFairMutex(parking_lot::FairMutex<()>);
+
+impl Peer for PlFairMutex {
+    const NAME: &'static str = "parking_lot::FairMutex";
+    const ONE_PERMIT_ONLY: bool = true;
+    fn with_permits(permits: usize) -> Self {
+        assert_eq!(permits, 1, "a mutex has one permit");
+        PlFairMutex(parking_lot::FairMutex::new(()))
+    }
+    #[inline]
+    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _guard = self.0.lock();
+        f()
+    }
+    #[inline]
+    fn try_hold(&self) -> bool {
+        self.0.try_lock().is_some()
+    }
+}
+
 /// `parking_lot::Mutex<()>`: what a user picks when one permit is enough.
 pub struct PlMutex(parking_lot::Mutex<()>);
 

@@ -1,7 +1,8 @@
-//! How long a large request waits behind a stream of small ones: parksema barges (a thread
-//! that finds permits free takes them, whoever is parked), so a request for every permit
-//! waits until all the small holders happen to be out at once. Measured, not asserted: the
-//! bound on that wait comes with a fair mode.
+//! How long a large request waits behind a stream of small ones, in each fairness mode. A
+//! barging semaphore (`Barging`, and `Eventual` between its handoffs) lets a thread that
+//! finds permits free take them, whoever is parked, so a request for every permit waits
+//! until all the small holders happen to be out at once; under `Fifo` the small requests
+//! queue behind it once it has parked. Measured, not asserted.
 //!
 //! `small` threads loop taking one permit, holding it for `hold`, returning it, and doing
 //! `between` of work before the next take; one thread loops taking all `permits` at once
@@ -21,6 +22,8 @@ use crate::contention::Work;
 /// One measured shape.
 #[derive(Clone, Debug, Serialize)]
 pub struct Row {
+    /// The semaphore's fairness mode.
+    pub mode: String,
     /// Permits, all of which the large request takes.
     pub permits: usize,
     /// Threads taking one permit at a time.
@@ -44,8 +47,15 @@ pub struct Row {
 }
 
 /// Runs one shape for `window`.
-pub fn run(permits: usize, small: usize, hold: Work, between: Work, window: Duration) -> Row {
-    let sem = Arc::new(parksema::Semaphore::new(permits));
+pub fn run(
+    fairness: parksema::Fairness,
+    permits: usize,
+    small: usize,
+    hold: Work,
+    between: Work,
+    window: Duration,
+) -> Row {
+    let sem = Arc::new(parksema::Semaphore::with_fairness(permits, fairness));
     let stop = Arc::new(AtomicBool::new(false));
     let small_ops = Arc::new(AtomicU64::new(0));
     let start = Arc::new(Barrier::new(small + 2));
@@ -97,6 +107,7 @@ pub fn run(permits: usize, small: usize, hold: Work, between: Work, window: Dura
     let acquired = waits.len() as u64 - u64::from(cut);
     waits.sort_unstable();
     Row {
+        mode: format!("{fairness:?}"),
         permits,
         small_threads: small,
         hold_ns: hold.nominal_ns,
@@ -113,13 +124,14 @@ pub fn run(permits: usize, small: usize, hold: Work, between: Work, window: Dura
 /// The markdown table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut md = String::from(
-        "| permits | small threads | hold | between | large requests met | small takes | \
+        "| mode | permits | small threads | hold | between | large requests met | small takes | \
          large wait p50 | longest large wait | last wait cut by the window |\n\
-         |---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n",
     );
     for r in rows {
         md.push_str(&format!(
-            "| {} | {} | {} ns | {} ns | {} in {} ms | {} | {:.1} µs | {:.1} µs | {} |\n",
+            "| {} | {} | {} | {} ns | {} ns | {} in {} ms | {} | {:.1} µs | {:.1} µs | {} |\n",
+            r.mode,
             r.permits,
             r.small_threads,
             r.hold_ns,

@@ -7,7 +7,8 @@
 //! Operations: `pair` (acquire + drop), `try_fail` (a failing `try_acquire`), `many4`
 //! (`acquire_many(4)` + drop), `timed` (`try_acquire_for` that succeeds at once, + drop), and
 //! the floors `floor_pair` (load + CAS, fetch_add) and `floor_checked` (load + CAS, load +
-//! CAS).
+//! CAS); `fifo_pair`, `fifo_try_fail` and `barging_pair` are `pair` and `try_fail` on a
+//! semaphore in those fairness modes (the others use the default, `Eventual`).
 
 use std::hint::black_box;
 use std::sync::atomic::AtomicUsize;
@@ -23,6 +24,8 @@ fn main() {
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(|| usage());
     let one = parksema::Semaphore::new(1);
+    let fifo = parksema::Semaphore::with_fairness(1, parksema::Fairness::Fifo);
+    let barging = parksema::Semaphore::with_fairness(1, parksema::Fairness::Barging);
     let four = parksema::Semaphore::new(4);
     let word = AtomicUsize::new(8);
     match op.as_str() {
@@ -41,6 +44,14 @@ fn main() {
                     .expect("free"),
             )
         }),
+        "fifo_pair" => (0..n).for_each(|_| drop(black_box(&fifo).acquire().expect("never closed"))),
+        "fifo_try_fail" => {
+            let _held = fifo.acquire().expect("never closed");
+            (0..n).for_each(|_| assert!(black_box(&fifo).try_acquire().is_err()));
+        }
+        "barging_pair" => {
+            (0..n).for_each(|_| drop(black_box(&barging).acquire().expect("never closed")))
+        }
         "floor_pair" => (0..n).for_each(|_| floors::pair(black_box(&word))),
         "floor_checked" => (0..n).for_each(|_| floors::checked_pair(black_box(&word))),
         _ => usage(),
@@ -49,8 +60,8 @@ fn main() {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: instructions OP N, OP one of pair, try_fail, many4, timed, floor_pair, \
-         floor_checked"
+        "usage: instructions OP N, OP one of pair, try_fail, many4, timed, fifo_pair, \
+         fifo_try_fail, barging_pair, floor_pair, floor_checked"
     );
     std::process::exit(2)
 }
