@@ -293,6 +293,13 @@ const MODELS: &[Model] = &[
         bound: None,
         body: |b| scenarios::handoff_to_timing_out_waiter(b, false),
     },
+    // (z') A FIFO head that times out lets the request behind it through.
+    Model {
+        name: "fifo_head_times_out",
+        fairness: Fairness::Fifo,
+        bound: None,
+        body: scenarios::fifo_head_times_out,
+    },
     // (z) `Eventual`'s timer on the mocked clock.
     Model {
         name: "eventual_timer_hands_over",
@@ -406,6 +413,7 @@ fn every_model_has_a_test() {
         "fifo_no_barging",
         "fifo_keeps_arrival_order",
         "handoff_to_timing_out_waiter",
+        "fifo_head_times_out",
         "eventual_timer_hands_over",
     ];
     let names: Vec<_> = MODELS.iter().map(|m| m.name).collect();
@@ -570,6 +578,11 @@ fn fifo_keeps_arrival_order() {
 #[test]
 fn handoff_to_timing_out_waiter() {
     check("handoff_to_timing_out_waiter");
+}
+
+#[test]
+fn fifo_head_times_out() {
+    check("fifo_head_times_out");
 }
 
 #[test]

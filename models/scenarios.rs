@@ -1384,3 +1384,43 @@ pub(crate) fn eventual_timer_hands_over(build: Build) {
     assert_conserved(&sem, 1);
     assert_waiters_clear(&sem);
 }
+
+/// (z') Under `Fifo` a head that times out lets the requests behind it through: a thread
+/// waits (with a deadline) for two permits, another (without) for one behind it; the main
+/// thread adds one permit, which fits only the second and so stays in the count while the
+/// head waits; then another thread lets the head's deadline pass. The head leaves, and the
+/// permit now fits the new head: it must be handed over (nobody else will ever release).
+pub(crate) fn fifo_head_times_out(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let head_done = Arc::new(parksema::__model::AtomicBool::new(false));
+    let head = {
+        let (sem, head_done) = (Arc::clone(&sem), Arc::clone(&head_done));
+        thread::spawn(move || {
+            let got = sem
+                .try_acquire_many_for(2, Duration::from_millis(10))
+                .map(|p| p.forget());
+            head_done.store(true, Ordering::SeqCst);
+            got
+        })
+    };
+    wait_parked(&sem, 1);
+    let behind = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    // On real threads the head's deadline may pass before the second thread parks; then the
+    // second takes the permit without parking, which is as good.
+    while sem.parked_threads() < 2 && !head_done.load(Ordering::SeqCst) {
+        thread::yield_now();
+    }
+    sem.add_permits(1);
+    advance_clock(Duration::from_millis(10));
+    join(vec![behind]);
+    let head = join(vec![head]).remove(0);
+    assert!(
+        head == Err(TryAcquireError::TimedOut),
+        "fifo: the head got {head:?} with one permit for a request of two"
+    );
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}

@@ -298,6 +298,14 @@ fn handoff_to_timing_out_waiter() {
 }
 
 #[test]
+fn fifo_head_times_out() {
+    // 3 000 + 3 000 iterations.
+    check("fifo_head_times_out", 3000, || {
+        scenarios::fifo_head_times_out(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
 fn eventual_timer_hands_over() {
     // 3 000 + 3 000 iterations.
     check("eventual_timer_hands_over", 3000, || {

@@ -1,8 +1,10 @@
 //! A blocking counting semaphore for threads, built on [`parking_lot_core`].
 //!
-//! The standard library has no semaphore. [`Semaphore`] is one word, `const`-constructible
-//! (so it can be a `static`), and parks threads in `parking_lot_core`'s global park table
-//! instead of owning a queue, so an idle semaphore costs nothing but its word.
+//! The standard library has no semaphore. [`Semaphore`] is two words (the permit count and
+//! a fairness timer), `const`-constructible (so it can be a `static`), and parks threads in
+//! `parking_lot_core`'s global park table instead of owning a queue, so an idle semaphore
+//! costs nothing but its two words. Its [`Fairness`] decides who gets a released permit
+//! while threads wait: `Eventual` (the default), strict `Fifo`, or `Barging`.
 //!
 #![cfg_attr(not(any(feature = "loom", feature = "shuttle")), doc = "```")]
 #![cfg_attr(any(feature = "loom", feature = "shuttle"), doc = "```ignore")]
@@ -63,8 +65,20 @@
 //!   permits, and a request that does not fit does not hold up a smaller one behind it: no
 //!   waiter stays parked while its request fits and no other thread runs (starvation-free
 //!   wake-up): loom `large_head_small_behind`, `woken_out_barged_passes_on`.
-//! - A large request *can* wait behind a stream of small ones, since the semaphore barges;
-//!   measured, not bounded, in the benchmark (below).
+//! - Under [`Fairness::Fifo`] no thread takes a permit while another is parked (the `try_`
+//!   forms fail then), and requests are served in arrival order, weighted ones included: loom
+//!   `fifo_no_barging`, `fifo_keeps_arrival_order`; a head that times out lets the ones behind
+//!   it through: loom `fifo_head_times_out`.
+//! - A handoff (under `Fifo`, with [`Permit::release_fair`], and under `Eventual` once its
+//!   fairness deadline has passed) never creates or loses a permit, and the writes of every
+//!   thread whose permits were handed over happen-before the reads of the thread they went
+//!   to: loom `handoff_from_two_releasers`; a permit handed to a waiter timing out at that
+//!   moment is kept: loom `handoff_to_timing_out_waiter`.
+//! - Under `Eventual`, once the fairness deadline (at most 1 ms after the previous turn) has
+//!   passed, a release that wakes a parked thread hands it the permits: loom
+//!   `eventual_timer_hands_over`.
+//! - Without `Fifo` a large request *can* wait behind a stream of small ones; measured, not
+//!   bounded, in the benchmark (the README's "Fairness").
 //! - A timed-out call takes no permit, and a waiter timing out as permits are released to it
 //!   loses neither them nor the wake-up owed to the next waiter: loom
 //!   `timeout_races_release`.
@@ -80,13 +94,15 @@
 //! # The protocol
 //!
 //! The state word holds the permit count above three flag bits: `WAITERS` (some thread is
-//! parked or about to park), `CLOSED`, and one reserved bit, so
-//! [`Semaphore::MAX_PERMITS`] is `usize::MAX >> 3` and never changes.
+//! parked or about to park), `CLOSED`, and `FIFO` (set for good by [`Fairness::Fifo`]), so
+//! [`Semaphore::MAX_PERMITS`] is `usize::MAX >> 3`. A second word holds the fairness mode and
+//! `Eventual`'s timer: the next deadline (microseconds, modulo 2^30) and a xorshift32
+//! generator's state.
 //!
 //! | permits | `CLOSED` | `WAITERS` | meaning |
 //! |---------|----------|-----------|---------|
 //! | p       | 0        | 0         | nobody waits: a request of n ≤ p takes n with one CAS; a larger one spins a little, then sets `WAITERS` |
-//! | p       | 0        | 1         | threads parked or about to park, each for more than the p permits free when it parked; a release wakes those whose requests now fit |
+//! | p       | 0        | 1         | threads parked or about to park, each for more than the p permits free when it parked (under `FIFO`: for any number); a release either hands its permits to the parked requests they satisfy or adds them and wakes those whose requests now fit |
 //! | any     | 1        | any       | closed: every acquire fails; returned permits still count |
 //!
 //! - **acquire** of n: one CAS on the fast path. The slow path takes the n permits if they
@@ -97,9 +113,14 @@
 //!   barger took them), it wakes the waiters that what is left fits before it parks again or
 //!   times out.
 //! - **release** (dropping a [`Permit`], or [`Semaphore::add_permits`]): one checked CAS
-//!   that adds the permits; only if `WAITERS` was set does it take the slow path, walking the
-//!   queue in order and waking each waiter whose request fits the permits not yet promised
-//!   to one it woke.
+//!   that adds the permits when `WAITERS` is clear. When it is set, the release either hands
+//!   over (under `FIFO`, for [`Permit::release_fair`], and under `Eventual` when the fairness
+//!   deadline has passed): under the bucket lock it walks the queue in order and unparks each
+//!   request that its permits and the free ones satisfy with a token saying "handed over",
+//!   taking the free ones it uses out of the word with an `Acquire` CAS (under `FIFO` the first
+//!   request that does not fit stops the walk), then adds what is left; or it adds its
+//!   permits and wakes, in queue order, each waiter whose request fits the permits not yet
+//!   promised to one it woke. A thread handed its permits owns them when `park` returns.
 //! - `WAITERS` is cleared only under the bucket lock, when no thread parked on this semaphore
 //!   remains: in the unpark callback, or when the last waiter leaves by timing out.
 //!
@@ -109,19 +130,41 @@
 //! [`Semaphore::add_permits`]) happens-before everything a thread does after a later
 //! acquire that takes it succeeds: the release is a `Release` CAS and the take an `Acquire`
 //! CAS on the same word, and every write to that word is a read-modify-write, so the release
-//! sequence is never broken. With one permit, the semaphore therefore protects data as a
-//! mutex does. Likewise, everything done before [`close`](Semaphore::close) happens-before
+//! sequence is never broken. A thread handed its permits takes nothing from the word: it is
+//! ordered after the releaser by the park table's wake-up, and after the earlier releasers
+//! of the free permits the handoff used by the releaser's `Acquire` CAS that took them. With
+//! one permit, the semaphore therefore protects data as a mutex does. Likewise, everything done before [`close`](Semaphore::close) happens-before
 //! everything done after observing the semaphore closed.
 //!
 //! # Fairness
 //!
-//! None, by design for now: a thread that arrives while others are parked may take freed
-//! permits before the woken thread runs (barging), as with `parking_lot`'s and `std`'s
-//! mutexes. This gives throughput, since a releasing thread that re-acquires at once needs
-//! no context switch, but a thread can starve under a steady stream of bargers, and a large
-//! request can wait behind a stream of small ones for as long as the stream keeps some
-//! permit taken (the benchmark measures how long). Woken threads are not handed their
-//! permits; they compete for them and park again if they lose.
+//! Chosen per semaphore with [`Semaphore::with_fairness`] (a `const fn`):
+//!
+//! - [`Fairness::Eventual`] (what [`Semaphore::new`] gives): barging, as `parking_lot`'s and
+//!   `std`'s mutexes do (a thread that arrives while others are parked may take freed permits
+//!   before the woken thread runs, which saves a context switch when a releasing thread
+//!   re-acquires at once), with `parking_lot`'s old eventual fairness restored per
+//!   semaphore: once a deadline drawn uniformly from 0–1 ms has passed, the next release that
+//!   wakes a thread hands it the permits. One thread cannot keep re-acquiring for much longer
+//!   than 1 ms while another is parked. A large request can still wait behind a stream of
+//!   small ones (the handoff goes to the first parked request the permits satisfy).
+//! - [`Fairness::Fifo`]: strict arrival order, no barging, every contended release a
+//!   handoff; the cost is a context switch per contended release (the README has the
+//!   numbers).
+//! - [`Fairness::Barging`]: no fairness at all, for the last bit of throughput.
+//!
+//! [`Permit::release_fair`] hands a guard's permits over whatever the mode.
+//!
+#![cfg_attr(not(any(feature = "loom", feature = "shuttle")), doc = "```")]
+#![cfg_attr(any(feature = "loom", feature = "shuttle"), doc = "```ignore")]
+//! use parksema::{Fairness, Semaphore};
+//!
+//! // A pool whose waiters are served strictly in turn.
+//! static POOL: Semaphore = Semaphore::with_fairness(4, Fairness::Fifo);
+//! let big = POOL.acquire_many(3).unwrap();
+//! assert!(POOL.try_acquire().is_ok(), "nobody waits: free permits are taken");
+//! drop(big);
+//! ```
 //!
 //! # When to use it
 //!
@@ -146,7 +189,8 @@
 //! over-issue by a lost update; `WAITERS` cleared while threads are still parked; relaxed
 //! permit orderings; a parking decision made on a word read before the bucket lock; a
 //! timed-out waiter swallowing a wake-up; a release stopping at a large request that does not
-//! fit), and catch tests show each one is detected, with the violated property named. The
+//! fit; a handoff that also counts the permits it hands over), and catch tests show each one
+//! is detected, with the violated property named. The
 //! README's matrices say which check catches which flaw and how fast.
 
 /// The opening fence of a doc example: a tested example in the real build, ignored under the

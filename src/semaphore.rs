@@ -1609,16 +1609,19 @@ mod tests {
     #[test]
     fn nobody_waiting_means_no_park_table_call() {
         let _guard = hang_guard("nobody_waiting_means_no_park_table_call");
-        let sem = Semaphore::new(0);
-        reset(sem.key());
-        sem.add_permits(2);
-        sem.try_add_permits(1).unwrap();
-        drop(sem.acquire().unwrap());
-        drop(sem.try_acquire().unwrap());
-        sem.close();
-        sem.close();
-        assert_eq!(sem.available_permits(), 3);
-        assert_eq!(counts(sem.key()), Counts::default(), "{sem:?}");
+        for fairness in [Fairness::Eventual, Fairness::Fifo, Fairness::Barging] {
+            let sem = Semaphore::with_fairness(0, fairness);
+            reset(sem.key());
+            sem.add_permits(2);
+            sem.try_add_permits(1).unwrap();
+            drop(sem.acquire().unwrap());
+            drop(sem.try_acquire().unwrap());
+            sem.acquire_many(2).unwrap().release_fair();
+            sem.close();
+            sem.close();
+            assert_eq!(sem.available_permits(), 3);
+            assert_eq!(counts(sem.key()), Counts::default(), "{sem:?}");
+        }
     }
 
     #[test]

@@ -349,3 +349,11 @@ fn shared_eventual_timer_hands_over() {
         shared::eventual_timer_hands_over(Build::CORRECT)
     });
 }
+
+#[test]
+fn shared_fifo_head_times_out() {
+    // Each round lets a 10 ms deadline pass in real time: ROUNDS / 10 rounds.
+    repeat("fifo_head_times_out", ROUNDS / 10, || {
+        shared::fifo_head_times_out(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}

@@ -799,6 +799,16 @@ fn release_fair_hands_the_permits_over_in_every_mode() {
             assert_eq!(waiter.join().unwrap().num_permits(), 2, "{fairness:?}");
         });
         assert_eq!(sem.available_permits(), 2, "{fairness:?}");
+        // The same with an owned permit.
+        let owned = Arc::clone(&sem).acquire_many_owned(2).unwrap();
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| sem.acquire().unwrap());
+            wait_parked(&sem, 1);
+            owned.release_fair();
+            // One handed over, the other counted: the waiter's one is not in the count.
+            assert_eq!(sem.available_permits(), 1, "{fairness:?}");
+            assert_eq!(waiter.join().unwrap().num_permits(), 1, "{fairness:?}");
+        });
         // With nobody parked it is a plain release.
         Arc::clone(&sem).acquire_owned().unwrap().release_fair();
         sem.acquire_many(2).unwrap().release_fair();
