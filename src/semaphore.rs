@@ -130,7 +130,9 @@ fn next_timer(t: u64, now: u64) -> u64 {
         seed => xorshift32(seed),
     };
     let deadline = (now + u64::from(seed) % (FAIR_WINDOW_US + 1)) & DEADLINE_MASK;
-    (t & MODE_MASK) | deadline << DEADLINE_SHIFT | u64::from(seed) << SEED_SHIFT
+    // `+` rather than `|`: the three fields do not overlap, so `|` and `^` would be the same
+    // number, an equivalent mutant for `cargo mutants`.
+    (t & MODE_MASK) + (deadline << DEADLINE_SHIFT) + (u64::from(seed) << SEED_SHIFT)
 }
 /// One permit, as it is counted in the state word.
 const ONE: usize = 1 << FLAG_BITS;
@@ -827,43 +829,42 @@ impl Semaphore {
             if s & WAITERS != 0 {
                 return self.release_contended(n, false);
             }
-            match self.add(s, n)? {
+            room(s, n)?;
+            match self.add(s, n) {
                 Ok(_) => return Ok(()),
                 Err(now) => s = now,
             }
         }
     }
 
-    /// Adds `n` permits to the word if it is still `s`: `Ok(Err(now))` if it is not,
-    /// `Err` (and nothing added) if the count would pass `MAX_PERMITS`.
+    /// Adds `n` permits to the word if it is still `s` (`Err(now)` if it is not); the caller
+    /// has checked that they fit (`room`).
     #[inline]
-    fn add(&self, s: usize, n: usize) -> Result<Result<usize, usize>, AddPermitsError> {
-        let available = s >> FLAG_BITS;
-        if n > Self::MAX_PERMITS - available {
-            return Err(AddPermitsError::new(available, n));
-        }
+    fn add(&self, s: usize, n: usize) -> Result<usize, usize> {
         // Release: pairs with the Acquire of `take`'s CAS (or of a handing-over release's
-        // `hand_over` CAS) in the thread that takes one of these permits, so this thread's
+        // `hand_to` CAS) in the thread that takes one of these permits, so this thread's
         // writes (a holder's, when a permit is dropped) happen-before that thread's.
-        Ok(self.state.compare_exchange_weak(
+        self.state.compare_exchange_weak(
             s,
             s + n * ONE,
             self.release_ordering(s),
             Ordering::Relaxed,
-        ))
+        )
     }
 
     /// Returns `n > 0` permits while threads may be waiting (or, with `fair`, in any state):
     /// hands them over if the semaphore's fairness (or `fair`) says so, else adds them to the
     /// count and wakes the parked requests they let proceed.
     #[cold]
+    #[inline(never)]
     fn release_contended(&self, n: usize, fair: bool) -> Result<(), AddPermitsError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             if s & WAITERS != 0 && (fair || s & FIFO != 0 || self.fair_turn()) {
                 return self.hand_over(n);
             }
-            match self.add(s, n)? {
+            room(s, n)?;
+            match self.add(s, n) {
                 Ok(_) => break,
                 Err(now) => s = now,
             }
@@ -1100,14 +1101,32 @@ impl Semaphore {
     /// Takes `n` permits if they are available now.
     #[inline]
     fn try_acquire_n(&self, n: usize) -> Result<(), TryAcquireError> {
+        self.try_acquire_loop::<false>(n)
+    }
+
+    /// `try_acquire_n` on a word that has `CLOSED` or `FIFO` set: the same checks, in the
+    /// same order, with closed first and, under `FIFO`, no permit taken while threads are
+    /// parked. Out of line, so the modes without `FIFO` pay nothing for it.
+    #[cold]
+    #[inline(never)]
+    fn try_acquire_guarded(&self, n: usize) -> Result<(), TryAcquireError> {
+        self.try_acquire_loop::<true>(n)
+    }
+
+    /// The loop of `try_acquire_n`. Unguarded, one test sends a word with `CLOSED` or `FIFO`
+    /// set to the guarded loop, which checks both.
+    #[inline(always)]
+    fn try_acquire_loop<const GUARDED: bool>(&self, n: usize) -> Result<(), TryAcquireError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            // One test for both cases that need a second look, so the modes without `FIFO`
-            // pay nothing for it.
-            if s & (CLOSED | FIFO) != 0
-                && let Some(e) = self.refusal(s, n)
-            {
-                return Err(e);
+            if !GUARDED && s & (CLOSED | FIFO) != 0 {
+                return self.try_acquire_guarded(n);
+            }
+            // Only the guarded loop sees `CLOSED` or `FIFO`.
+            if GUARDED && s & CLOSED != 0 {
+                // Acquire: pairs with `close`'s Release.
+                fence(Ordering::Acquire);
+                return Err(TryAcquireError::Closed);
             }
             if n > Self::MAX_PERMITS {
                 return Err(TryAcquireError::TooLarge { requested: n });
@@ -1115,7 +1134,9 @@ impl Semaphore {
             if n == 0 {
                 return Ok(());
             }
-            if !fits(s, n) {
+            // Under `FIFO` a request that fits still waits for the parked ones.
+            let free = if GUARDED { may_take(s, n) } else { fits(s, n) };
+            if !free {
                 return Err(TryAcquireError::NoPermits);
             }
             match self.take(s, n) {
@@ -1123,20 +1144,6 @@ impl Semaphore {
                 Err(now) => s = now,
             }
         }
-    }
-
-    /// Why a request of `n` must fail at once on the word `s`, which has `CLOSED` or `FIFO`
-    /// set, if it must: closed (checked first), or a `FIFO` semaphore with threads parked and
-    /// a request that could otherwise be met (`n == 0` still succeeds, and a request too
-    /// large still fails as such).
-    #[cold]
-    fn refusal(&self, s: usize, n: usize) -> Option<TryAcquireError> {
-        if s & CLOSED != 0 {
-            // Acquire: pairs with `close`'s Release.
-            fence(Ordering::Acquire);
-            return Some(TryAcquireError::Closed);
-        }
-        (s & WAITERS != 0 && n != 0 && n <= Self::MAX_PERMITS).then_some(TryAcquireError::NoPermits)
     }
 
     /// Takes `n` permits (`0 < n <= permits in s`) if the state word is still `s`.
@@ -1509,6 +1516,17 @@ impl Semaphore {
     }
 }
 
+/// Whether `n` more permits fit the word `s` without passing `MAX_PERMITS`: `Err` naming
+/// the count and the amount if not.
+#[inline]
+fn room(s: usize, n: usize) -> Result<(), AddPermitsError> {
+    let available = s >> FLAG_BITS;
+    if n > Semaphore::MAX_PERMITS - available {
+        return Err(AddPermitsError::new(available, n));
+    }
+    Ok(())
+}
+
 /// What a handing-over release does with a parked request of `want` permits when `own` of
 /// its permits are not yet handed over and the word is `s`: unpark it if `own` and the free
 /// permits satisfy it; otherwise stop under `FIFO` (the head holds up the rest) or when
@@ -1763,6 +1781,16 @@ mod tests {
         );
         assert!(!timer_due(at(5, 7), DEADLINE_MASK), "ahead across the wrap");
         assert!(timer_due(at(DEADLINE_MASK, 7), 3), "passed across the wrap");
+        // Started is told by the generator's state alone, whatever the other bits hold.
+        let soon = DEADLINE_MASK + 1 - 500;
+        assert!(
+            timer_due(mode_code(Fairness::Barging), soon),
+            "not started, mode bits set"
+        );
+        assert!(
+            !timer_due(1 << SEED_SHIFT, soon),
+            "started, deadline 0, 500 µs ahead"
+        );
 
         let mode = mode_code(Fairness::Barging);
         let first = next_timer(mode, 500);
@@ -1799,7 +1827,10 @@ mod tests {
             (wrapped >> DEADLINE_SHIFT) & DEADLINE_MASK < FAIR_WINDOW_US,
             "kept modulo 2^30"
         );
+        // Known answers of Marsaglia's xorshift32 (13, 17, 5), computed independently.
         assert_eq!(xorshift32(1), 270_369);
+        assert_eq!(xorshift32(INITIAL_SEED), 1_359_758_873);
+        assert_eq!(xorshift32(1_359_758_873), 3_761_132_862);
     }
 
     /// Only an `Eventual` semaphore takes fairness turns; its first turn starts the timer
