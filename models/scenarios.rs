@@ -67,8 +67,9 @@ impl Build {
     }
 
     /// This build in the fairness mode `fairness`.
-    pub(crate) const fn fair(self, fairness: Fairness) -> Build {
-        Build { fairness, ..self }
+    pub(crate) const fn fair(mut self, fairness: Fairness) -> Build {
+        self.fairness = fairness;
+        self
     }
 
     /// A semaphore of this build holding `permits` permits.

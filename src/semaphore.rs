@@ -1718,13 +1718,17 @@ mod tests {
         for permits in [0, 1, 2] {
             for n in [1, 2] {
                 let fits = permits >= n;
-                let s = permits * ONE | FIFO;
+                let s = (permits * ONE) | FIFO;
                 assert!(may_park(s | WAITERS, n), "{s:#x} {n}");
                 assert!(!may_park(s, n), "{s:#x} {n}");
                 assert!(!may_park(s | WAITERS | CLOSED, n), "{s:#x} {n}");
                 assert_eq!(may_take(s, n), fits, "{s:#x} {n}");
                 assert!(!may_take(s | WAITERS, n), "{s:#x} {n}");
-                assert_eq!(may_take(permits * ONE | WAITERS, n), fits, "{permits} {n}");
+                assert_eq!(
+                    may_take((permits * ONE) | WAITERS, n),
+                    fits,
+                    "{permits} {n}"
+                );
             }
         }
     }
@@ -1745,7 +1749,7 @@ mod tests {
             (FIFO, 1, 2, Stop),
             (0, 0, 1, Stop),
             (ONE | CLOSED, 1, 1, Stop),
-            (3 * ONE | WAITERS, 0, 3, Unpark),
+            ((3 * ONE) | WAITERS, 0, 3, Unpark),
             (
                 Semaphore::MAX_PERMITS * ONE,
                 Semaphore::MAX_PERMITS,
@@ -1866,9 +1870,12 @@ mod tests {
         let sem = Semaphore::with_fairness(1, Fairness::Fifo);
         sem.state.fetch_add(WAITERS, Ordering::Relaxed);
         sem.deposit(2, false).unwrap();
-        assert_eq!(sem.state.load(Ordering::Relaxed), 3 * ONE | FIFO | WAITERS);
+        assert_eq!(
+            sem.state.load(Ordering::Relaxed),
+            (3 * ONE) | FIFO | WAITERS
+        );
         sem.deposit(0, true).unwrap();
-        assert_eq!(sem.state.load(Ordering::Relaxed), 3 * ONE | FIFO);
+        assert_eq!(sem.state.load(Ordering::Relaxed), (3 * ONE) | FIFO);
         sem.state.fetch_add(WAITERS, Ordering::Relaxed);
         let err = sem.deposit(Semaphore::MAX_PERMITS - 2, true).unwrap_err();
         assert_eq!(
@@ -1877,7 +1884,7 @@ mod tests {
         );
         assert_eq!(
             sem.state.load(Ordering::Relaxed),
-            3 * ONE | FIFO,
+            (3 * ONE) | FIFO,
             "refused, bit cleared"
         );
         sem.deposit(Semaphore::MAX_PERMITS - 3, false).unwrap();
