@@ -256,7 +256,9 @@ const fn initial_state(permits: usize, fairness: Fairness) -> usize {
         "Semaphore::new: the permit count exceeds Semaphore::MAX_PERMITS (usize::MAX >> 3)"
     );
     match fairness {
-        Fairness::Fifo => permits << FLAG_BITS | FIFO,
+        // `+`, not `|`: the bit is clear, so `|` and `^` would be the same number (an
+        // equivalent mutant).
+        Fairness::Fifo => (permits << FLAG_BITS) + FIFO,
         _ => permits << FLAG_BITS,
     }
 }
