@@ -169,9 +169,10 @@
 //! # When to use it
 //!
 //! - **Instead of `tokio::sync::Semaphore`** when the waiters are OS threads rather than
-//!   async tasks: this one blocks the thread, costs one word, needs no runtime, and
-//!   `acquire` is a single CAS when a permit is free. Tokio's is FIFO-fair; in async code use
-//!   it, since blocking a runtime worker thread stalls every task on it.
+//!   async tasks: this one blocks the thread, costs two words, needs no runtime, and
+//!   `acquire` is a single CAS when a permit is free (`Fairness::Fifo` gives tokio's FIFO
+//!   order). In async code use tokio's, since blocking a runtime worker thread stalls
+//!   every task on it.
 //! - **Instead of a `Mutex<usize>` + `Condvar`** when you want the uncontended path to be one
 //!   atomic operation, no lost-wakeup reasoning of your own, timeouts, and a `static` without
 //!   lazy initialization.
