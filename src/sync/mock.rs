@@ -62,9 +62,12 @@
 //! hide a flaw completely in this protocol: a woken thread is never handed a permit, it
 //! takes one with its own compare-exchange after it returns, so for every execution the
 //! re-lock ordered, loom also explores the one in which the re-lock runs before the other
-//! releaser's table operation and the take after it, one preemption away. A protocol that
-//! hands permits over through the unpark token (the fairness work) has no such take, and
-//! there the edge would hide a missing ordering outright; the mock no longer has it.
+//! releaser's table operation and the take after it, one preemption away. A handoff (the
+//! fairness modes) has no such take: the woken thread owns its permits when `park` returns,
+//! so for it the waker's edge is the only one, and the mock gives no other. The model
+//! `handoff_from_two_releasers` catches a handoff whose take of the free permits is
+//! weakened to `Relaxed`, with the earlier edge switched on too: the first releaser's permit
+//! reaches the word by its fast path, which touches no table.
 
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};

@@ -62,8 +62,8 @@ enum Task {
         extra: Vec<String>,
     },
     /// Run the benchmarks against the peers: criterion micro-benchmarks, the contention
-    /// matrix, wake latency and sizes; prints the markdown report and writes it with CSV
-    /// files and SVG charts.
+    /// matrix, wake latency and sizes, then seed 004's fairness experiment; prints the
+    /// markdown reports and writes them with CSV files and SVG charts.
     Bench {
         /// A smoke run of a few seconds (CI): tiny criterion samples, two thread counts,
         /// 20 ms cells. Its numbers are not meant to be read.
@@ -267,7 +267,29 @@ fn bench(quick: bool, out: &std::path::Path, extra: &[String]) -> ExitCode {
         cmd.arg("--quick");
     }
     cmd.args(extra);
-    let ok = run(&mut cmd);
+    let mut ok = run(&mut cmd);
+    // Seed 004's fairness experiment, into the same directory.
+    if ok {
+        let mut fairness = Command::new(&cargo);
+        fairness
+            .current_dir(&root)
+            .args([
+                "run",
+                "--release",
+                "--quiet",
+                "-p",
+                "parksema-bench",
+                "--bin",
+                "fairness",
+                "--",
+            ])
+            .arg("--out")
+            .arg(&out);
+        if quick {
+            fairness.arg("--quick");
+        }
+        ok = run(&mut fairness);
+    }
     eprintln!(
         "xtask: bench {} in {:.0} s",
         if ok { "finished" } else { "FAILED" },
