@@ -826,10 +826,24 @@ impl Semaphore {
         if n == 0 {
             return Ok(());
         }
+        self.release(n, false)
+    }
+
+    /// Returns `n > 0` permits (`fair`: handing them over to the parked requests they
+    /// satisfy, whatever the mode). Nobody waiting: one checked CAS. Threads waiting: the
+    /// out-of-line `release_waited`.
+    #[inline]
+    fn release(&self, n: usize, fair: bool) -> Result<(), AddPermitsError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
             if s & WAITERS != 0 {
-                return self.release_contended(n, false);
+                match self.release_waited(s, n, fair)? {
+                    None => return Ok(()),
+                    Some(now) => {
+                        s = now;
+                        continue;
+                    }
+                }
             }
             room(s, n)?;
             match self.add(s, n) {
@@ -854,27 +868,29 @@ impl Semaphore {
         )
     }
 
-    /// Returns `n > 0` permits while threads may be waiting (or, with `fair`, in any state):
-    /// hands them over if the semaphore's fairness (or `fair`) says so, else adds them to the
-    /// count and wakes the parked requests they let proceed.
+    /// Returns `n > 0` permits on the word `s`, which has `WAITERS` set: hands them over if
+    /// `fair` or the semaphore's fairness says so; else adds them to the count if the word
+    /// is still `s` and wakes the parked requests they let proceed. `Some(now)` if the word
+    /// had changed (the caller looks again).
     #[cold]
     #[inline(never)]
-    fn release_contended(&self, n: usize, fair: bool) -> Result<(), AddPermitsError> {
-        let mut s = self.state.load(Ordering::Relaxed);
-        loop {
-            if s & WAITERS != 0 && (fair || s & FIFO != 0 || self.fair_turn()) {
-                return self.hand_over(n);
-            }
-            room(s, n)?;
-            match self.add(s, n) {
-                Ok(_) => break,
-                Err(now) => s = now,
-            }
+    fn release_waited(
+        &self,
+        s: usize,
+        n: usize,
+        fair: bool,
+    ) -> Result<Option<usize>, AddPermitsError> {
+        if fair || s & FIFO != 0 || self.fair_turn() {
+            return self.hand_over(n).map(|()| None);
         }
-        if s & WAITERS != 0 {
-            self.unpark_waiters(false);
+        room(s, n)?;
+        match self.add(s, n) {
+            Ok(_) => {
+                self.unpark_waiters(false);
+                Ok(None)
+            }
+            Err(now) => Ok(Some(now)),
         }
-        Ok(())
     }
 
     /// Returns `n` permits from a guard's `release_fair`: handed to the parked requests they
@@ -884,7 +900,7 @@ impl Semaphore {
         if n == 0 {
             return;
         }
-        if let Err(e) = self.release_contended(n, true) {
+        if let Err(e) = self.release(n, true) {
             panic!("{e}");
         }
     }

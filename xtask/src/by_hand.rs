@@ -352,8 +352,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a refused add clears WAITERS",
         promise: Some(11),
         file: "src/semaphore.rs",
-        find: "            room(s, n)?;\n            match self.add(s, n) {\n                Ok(_) => break,",
-        replace: "            if let Err(e) = room(s, n) {\n                self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n                return Err(e);\n            }\n            match self.add(s, n) {\n                Ok(_) => break,",
+        find: "        room(s, n)?;\n        match self.add(s, n) {\n            Ok(_) => {\n                self.unpark_waiters(false);",
+        replace: "        if let Err(e) = room(s, n) {\n            self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            return Err(e);\n        }\n        match self.add(s, n) {\n            Ok(_) => {\n                self.unpark_waiters(false);",
         checks: &[
             stress!("shared_releases_race"),
             loom!("release_of_two_wakes_two"),
@@ -389,8 +389,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a release with nobody waiting enters the park table",
         promise: Some(14),
         file: "src/semaphore.rs",
-        find: "            if s & WAITERS != 0 {\n                return self.release_contended(n, false);\n            }",
-        replace: "            if true {\n                self.unpark_waiters(false);\n                return self.release_contended(n, false);\n            }",
+        find: "            if s & WAITERS != 0 {\n                match self.release_waited(s, n, fair)? {",
+        replace: "            if true {\n                match self.release_waited(s, n, fair)? {",
         checks: &[
             REAL_UNIT,
             loom!("refused_adds_near_max"),
@@ -560,8 +560,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "release_fair is a plain release",
         promise: Some(28),
         file: "src/semaphore.rs",
-        find: "        if let Err(e) = self.release_contended(n, true) {",
-        replace: "        if let Err(e) = self.release_contended(n, false) {",
+        find: "        if let Err(e) = self.release(n, true) {",
+        replace: "        if let Err(e) = self.release(n, false) {",
         checks: &[REAL_API],
         why_one_build: Some(
             "the loom and shuttle scenarios that return permits with `release_fair` check \
