@@ -11,7 +11,8 @@ use crate::error::{AcquireError, AddPermitsError, TryAcquireError};
 use crate::permit::{OwnedPermit, Permit};
 use crate::sync::{
     AtomicU64, AtomicUsize, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult, ParkToken,
-    SpinWait, UnparkResult, UnparkToken, clock_micros, const_fn, fence, now, park, unpark_filter,
+    SpinWait, UnparkResult, UnparkToken, clock_micros, const_fn, fence, note_guarded, now, park,
+    unpark_filter,
 };
 
 #[cfg(feature = "broken_sema")]
@@ -29,6 +30,10 @@ const CLOSED: usize = 0b010;
 /// Keeping it in the word lets the fast path's one test, `s & (CLOSED | FIFO)`, send a FIFO
 /// semaphore's requests to the checked path at no cost to the other modes.
 const FIFO: usize = 0b100;
+/// The word's bits that send a request to the guarded try loop, as one literal (`CLOSED |
+/// FIFO` would be the same number as `CLOSED ^ FIFO`, an equivalent mutant).
+const CLOSED_OR_FIFO: usize = 0b110;
+const _: () = assert!(CLOSED_OR_FIFO == CLOSED | FIFO);
 /// The number of flag bits below the permit count.
 const FLAG_BITS: u32 = 3;
 /// The unpark token of a thread that was handed its permits: they never went through the
@@ -1128,6 +1133,7 @@ impl Semaphore {
     #[cold]
     #[inline(never)]
     fn try_acquire_guarded(&self, n: usize) -> Result<(), TryAcquireError> {
+        note_guarded(self.key());
         self.try_acquire_loop::<true>(n)
     }
 
@@ -1137,7 +1143,7 @@ impl Semaphore {
     fn try_acquire_loop<const GUARDED: bool>(&self, n: usize) -> Result<(), TryAcquireError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            if !GUARDED && s & (CLOSED | FIFO) != 0 {
+            if !GUARDED && s & CLOSED_OR_FIFO != 0 {
                 return self.try_acquire_guarded(n);
             }
             // Only the guarded loop sees `CLOSED` or `FIFO`.
@@ -1653,10 +1659,18 @@ mod tests {
             drop(sem.acquire().unwrap());
             drop(sem.try_acquire().unwrap());
             sem.acquire_many(2).unwrap().release_fair();
+            let open = counts(sem.key());
             sem.close();
             sem.close();
             assert_eq!(sem.available_permits(), 3);
-            assert_eq!(counts(sem.key()), Counts::default(), "{sem:?}");
+            let c = counts(sem.key());
+            assert_eq!((c.unpark_calls, c.woken), (0, 0), "{sem:?}: {c:?}");
+            // Only `FIFO` sends an open semaphore's requests to the guarded loop.
+            assert_eq!(
+                open.guarded != 0,
+                fairness == Fairness::Fifo,
+                "{sem:?}: {open:?}"
+            );
         }
     }
 
@@ -1878,6 +1892,11 @@ mod tests {
             started,
             "the turn drew a new deadline"
         );
+        // A started timer whose low 32 bits are all zero (deadline 0, mode `Eventual`): its
+        // deadline passed long ago (unless the clock is within 1 ms of a wrap), so the turn
+        // is taken; started is told by the generator's bits alone.
+        sem.timer.store(5 << SEED_SHIFT, Ordering::Relaxed);
+        assert!(sem.fair_turn(), "{:#x}", sem.timer.load(Ordering::Relaxed));
     }
 
     /// The end of a handing-over release: the rest of its permits go into the count (or are
@@ -2010,6 +2029,27 @@ mod tests {
         );
         assert_eq!(counts(sem.key()).woken, 1);
         assert_eq!(sem.state.load(Ordering::Relaxed), 0, "{sem:?}");
+    }
+
+    /// A timed-out waiter hands free permits on only under `FIFO`, and only when threads are
+    /// still parked and permits are free (a head that leaves may have held them up).
+    #[test]
+    fn a_timed_out_fifo_head_hands_free_permits_to_the_next() {
+        let _guard = hang_guard("a_timed_out_fifo_head_hands_free_permits_to_the_next");
+        for (fairness, extra, calls) in [
+            (Fairness::Eventual, WAITERS + ONE, 0),
+            (Fairness::Barging, WAITERS + ONE, 0),
+            (Fairness::Fifo, ONE, 0),
+            (Fairness::Fifo, WAITERS, 0),
+            (Fairness::Fifo, WAITERS + ONE, 1),
+        ] {
+            let sem = Semaphore::with_fairness(0, fairness);
+            sem.state.fetch_add(extra, Ordering::Relaxed);
+            reset(sem.key());
+            sem.after_timeout();
+            let c = counts(sem.key());
+            assert_eq!(c.unpark_calls, calls, "{fairness:?}, {sem:?}");
+        }
     }
 
     /// `timed_out` clears `WAITERS` only when the leaving thread was the last one parked.

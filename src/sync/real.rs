@@ -1,13 +1,22 @@
 //! The real backend: std atomics and `parking_lot_core` 0.10, re-exported unchanged.
 
 #[cfg(test)]
-pub(crate) use counted::{park, unpark_filter};
+pub(crate) use counted::{note_guarded, park, unpark_filter};
 pub(crate) use parking_lot_core::{
     DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
 #[cfg(not(test))]
 pub(crate) use parking_lot_core::{park, unpark_filter};
 pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
+
+/// Marks a run of the semaphore's guarded (out-of-line) try loop on `key`: nothing outside
+/// the library's unit tests, which count the runs (the modes without `FIFO` must never take
+/// that path on an open semaphore).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn note_guarded(key: usize) {
+    let _ = key;
+}
 
 /// The clock deadlines are computed from: the real one. (Under the checkers it is the mocked
 /// clock, so the checker decides when a deadline passes.)
@@ -65,6 +74,8 @@ pub(crate) mod counted {
         pub(crate) unpark_calls: usize,
         /// `park` calls that returned because a thread was unparked.
         pub(crate) woken: usize,
+        /// Runs of the guarded try loop (`note_guarded`).
+        pub(crate) guarded: usize,
     }
 
     /// Counts per key. Tests use their own semaphores, so two live ones never share a key;
@@ -91,6 +102,11 @@ pub(crate) mod counted {
         map.as_ref()
             .and_then(|m| m.get(&key).copied())
             .unwrap_or_default()
+    }
+
+    /// Counts a run of the guarded try loop on `key`.
+    pub(crate) fn note_guarded(key: usize) {
+        record(key, |c| c.guarded += 1);
     }
 
     /// `parking_lot_core::park`, counted.
