@@ -405,12 +405,18 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         file: "src/semaphore.rs",
         find: "let timed_out = |_, was_last| self.leave_queue(was_last);",
         replace: "let timed_out = |_, _was_last: bool| self.leave_queue(true);",
+        // Not `stress::timeout_at_release`: it catches this mutant only in the rounds where
+        // the timed waiter times out while the untimed one is queued, which the machine's
+        // timing decides (caught in one by-hand run, missed in the next).
         checks: &[
             loom!("timeout_races_release"),
             shuttle!("timeout_races_release"),
-            stress!("timeout_at_release"),
         ],
-        why_one_build: None,
+        why_one_build: Some(
+            "the real-thread scenario that can see it, `stress::timeout_at_release`, does so \
+             only when the machine's timing makes the timed waiter leave while the other is \
+             queued: reported, not relied on",
+        ),
     },
     HandMutant {
         id: "a timed-out last waiter leaves WAITERS set",
