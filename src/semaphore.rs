@@ -813,7 +813,10 @@ impl Semaphore {
     ///
     /// # Errors
     ///
-    /// [`AddPermitsError`] if `available + n > MAX_PERMITS`; nothing was added.
+    /// [`AddPermitsError`] if `available + n > MAX_PERMITS`; nothing was added. (A release
+    /// that hands over first gives parked threads the permits they take and checks only the
+    /// rest against the count: if those are refused, the error names them, and the ones
+    /// handed over were delivered.)
     ///
     /// # Examples
     ///
