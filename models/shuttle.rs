@@ -462,7 +462,7 @@ mod replay {
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
-            "910262c0a7d0b5c3bc8dac89010004923228da346cd896094a944143b46d882264cb1641d300294bb2418814250922085104",
+            "91024cc6dcdedb95e2dad103002449126cc2b46819206cc0b64dd3b66493960009006c40b66549b001",
         );
     }
 
