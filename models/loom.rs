@@ -11,6 +11,15 @@
 //! `PARKSEMA_LOOM_BOUND=4 cargo test --release --features loom` (the unbounded ones are
 //! exhaustive already).
 //!
+//! `PARKSEMA_LOOM_CHECKPOINT_DIR=DIR` keeps a checkpoint file per model in `DIR` while it
+//! runs (loom's `checkpoint` feature, every `LOOM_CHECKPOINT_INTERVAL` executions), removed
+//! when the model completes: a model that failed, stalled or was killed leaves its file, and
+//! a run with the same settings and directory resumes that model from it (the failure comes
+//! within one interval), which is how the nightly job's kept checkpoints are replayed.
+//!
+//! With `PARKSEMA_REPORT=FILE` each model and each catch appends a record to `FILE` for
+//! `cargo xtask verify`'s report (`models/report.rs`).
+//!
 //! The mocked park table's settings can be changed for a run, to measure what they cost or
 //! hide: `PARKSEMA_MOCK_SPINS=N` (spins before parking; default `parksema::__model::SPINS`)
 //! and `PARKSEMA_MOCK_RELOCK=1` (the earlier mock's extra happens-before edge on wake-up).
@@ -24,6 +33,8 @@
 
 #![cfg(feature = "loom")]
 
+#[path = "report.rs"]
+mod report;
 #[path = "scenarios.rs"]
 mod scenarios;
 
@@ -324,6 +335,9 @@ fn find(name: &str) -> &'static Model {
         .unwrap_or_else(|| panic!("no loom model `{name}`"))
 }
 
+/// The variable naming a directory for per-model checkpoint files (see [`explore`]).
+const CHECKPOINT_DIR: &str = "PARKSEMA_LOOM_CHECKPOINT_DIR";
+
 /// The mocked park table's settings for this run: the defaults, or what
 /// `PARKSEMA_MOCK_SPINS` and `PARKSEMA_MOCK_RELOCK` say.
 fn mock_settings() -> MockSettings {
@@ -339,8 +353,8 @@ fn mock_settings() -> MockSettings {
 }
 
 /// Runs `model` against `build` under loom with preemption bound `bound` (`None`:
-/// unbounded) and prints the executions explored and the time taken.
-fn explore(model: &Model, build: Build, bound: Option<usize>) {
+/// unbounded), prints the executions explored and the time taken, and returns them.
+fn explore(model: &Model, build: Build, bound: Option<usize>) -> (usize, f64) {
     let mut builder = loom::model::Builder::new();
     builder.preemption_bound = bound;
     let executions = Arc::new(AtomicUsize::new(0));
@@ -355,6 +369,18 @@ fn explore(model: &Model, build: Build, bound: Option<usize>) {
         _ => model.fairness,
     };
     let build = build.fair(fairness);
+    // A checkpoint per model: loom writes the path of the execution it is at every
+    // `LOOM_CHECKPOINT_INTERVAL` executions (20 000 unless set) and, when the file exists at
+    // the start, resumes from it. A model that completes removes its file, so what is left in
+    // the directory is where a failing, stalled or killed model was.
+    let checkpoint = std::env::var_os(CHECKPOINT_DIR)
+        .map(|dir| std::path::PathBuf::from(dir).join(format!("{}.json", model.name)));
+    if let Some(file) = &checkpoint {
+        if let Some(dir) = file.parent() {
+            std::fs::create_dir_all(dir).expect("the checkpoint directory can be created");
+        }
+        builder.checkpoint_file = Some(file.clone());
+    }
     let start = Instant::now();
     with_settings(mock_settings(), || {
         builder.check(move || {
@@ -362,13 +388,24 @@ fn explore(model: &Model, build: Build, bound: Option<usize>) {
             body(build);
         })
     });
-    println!(
-        "loom model {}: bound {}, {} executions, {:.2} s",
-        model.name,
-        bound.map_or("none".to_string(), |b| b.to_string()),
+    if let Some(file) = &checkpoint {
+        let _ = std::fs::remove_file(file);
+    }
+    let (executions, secs) = (
         executions.load(Ordering::Relaxed),
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
     );
+    println!(
+        "loom model {}: bound {}, {executions} executions, {secs:.2} s",
+        model.name,
+        bound_name(bound),
+    );
+    (executions, secs)
+}
+
+/// A preemption bound as the report writes it.
+fn bound_name(bound: Option<usize>) -> String {
+    bound.map_or("none".to_string(), |b| b.to_string())
 }
 
 /// Runs the model `name` against the correct semaphore at its bound;
@@ -381,7 +418,15 @@ fn check(name: &str) {
             .and_then(|v| v.parse::<usize>().ok())
             .map_or(b, |deeper| deeper.max(b))
     });
-    explore(model, Build::CORRECT, bound);
+    let (executions, secs) = explore(model, Build::CORRECT, bound);
+    report::check(
+        "loom",
+        name,
+        executions as u64,
+        "executions",
+        &format!("preemption bound {}", bound_name(bound)),
+        secs,
+    );
 }
 
 #[test]
@@ -606,7 +651,7 @@ mod catches {
     use std::process::Command;
     use std::time::{Duration, Instant};
 
-    use super::{Build, explore, find};
+    use super::{Build, explore, find, report};
     use parksema::Flaw;
 
     const MODEL_VAR: &str = "PARKSEMA_LOOM_CHILD_MODEL";
@@ -684,6 +729,8 @@ mod catches {
             )
             .env("PARKSEMA_MOCK_RELOCK", if relock { "1" } else { "0" })
             .env("RUST_BACKTRACE", "0")
+            .env_remove(report::VAR)
+            .env_remove(super::CHECKPOINT_DIR)
             .output()
             .expect("the test binary can re-execute itself");
         let output = format!(
@@ -723,6 +770,13 @@ mod catches {
     /// `expected`.
     fn assert_caught(model: &str, flaw: &str, expected: &str) {
         let outcome = run(model, flaw, find(model).bound, false);
+        report::cell(
+            "loom",
+            model,
+            flaw,
+            outcome.caught.as_deref(),
+            outcome.elapsed.as_secs_f64(),
+        );
         let caught = outcome
             .caught
             .unwrap_or_else(|| panic!("{flaw} was not caught by loom model {model}"));
@@ -849,6 +903,13 @@ mod catches {
             ("eventual_timer_hands_over", "Barging", "eventual:"),
         ] {
             let outcome = run_in(model, "none", find(model).bound, false, Some(mode));
+            report::cell(
+                "loom",
+                model,
+                &format!("mode {mode}"),
+                outcome.caught.as_deref(),
+                outcome.elapsed.as_secs_f64(),
+            );
             assert_eq!(
                 outcome.caught.as_deref(),
                 Some(expected),

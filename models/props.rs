@@ -45,6 +45,9 @@ use parksema::{Fairness, OwnedPermit, Permit, Semaphore, TryAcquireError};
 use proptest::prelude::*;
 use proptest::test_runner::{FailurePersistence, FileFailurePersistence, TestRunner};
 
+#[path = "report.rs"]
+mod report;
+
 /// The largest permit count, for short.
 const MAX: usize = Semaphore::MAX_PERMITS;
 
@@ -754,13 +757,14 @@ fn at(e: TestCaseError, context: std::fmt::Arguments<'_>) -> TestCaseError {
 /// Runs one generated case: builds the semaphore, applies every operation with a check
 /// after each, then drops the permits still out, one by one, through the model as well.
 fn run_case(
+    make: Make,
     initial: usize,
     fairness: Fairness,
     ops: &[Op],
     seen: &Seen,
 ) -> Result<(), TestCaseError> {
     // Declared before `held`, so it outlives the permits that borrow it.
-    let sem = Arc::new(Semaphore::with_fairness(initial, fairness));
+    let sem = Arc::new(make(initial, fairness));
     let mut model = Model::new(initial, fairness);
     let mut held = Outstanding::default();
     check(&sem, &model, &held).map_err(|e| {
@@ -841,9 +845,13 @@ const MUST_SEE: &[(&str, &str)] = &[
     // API test `a_merge_past_max_permits_panics_and_wraps_nothing` checks that case.
 ];
 
+/// How a case builds its semaphore: `Semaphore::with_fairness`, or a flawed one.
+type Make = fn(usize, Fairness) -> Semaphore;
+
 /// The real semaphore and the model agree after every step of every generated sequence.
 #[test]
 fn api_matches_the_model() {
+    let start = std::time::Instant::now();
     let config = ProptestConfig {
         // 1024 cases of 1..64 operations (~33k steps): measured ~2.0 s for this test alone
         // in a debug build on the 2-core dev machine, ~2.6-3.0 s for `time cargo test --test
@@ -857,6 +865,96 @@ fn api_matches_the_model() {
         source_file: Some(file!()),
         ..ProptestConfig::default()
     };
+    let cases = config.cases;
+    let seen = match against_the_model(config, Semaphore::with_fairness) {
+        Ok(seen) => seen,
+        Err(e) => panic!("{e}"),
+    };
+    report::check(
+        "proptest",
+        "api_matches_the_model",
+        u64::from(cases),
+        "cases",
+        "1..64 operations each, seed from PROPTEST_RNG_SEED if set",
+        start.elapsed().as_secs_f64(),
+    );
+    let table: String = seen
+        .iter()
+        .map(|((op, outcome), count)| format!("  {op:>17}: {outcome:<30} {count:>6}\n"))
+        .collect();
+    println!("outcomes over the run:\n{table}");
+    for &(op, outcome) in MUST_SEE {
+        assert!(
+            seen.contains_key(&(op, outcome)),
+            "no generated case reached {op}: {outcome}; outcomes seen:\n{table}"
+        );
+    }
+}
+
+/// The matrix's blind cells: the model-based test is single-threaded, so no flaw can show in
+/// it (nothing races, and a case never parks: it calls a blocking acquire only when the
+/// permits are free). Each flaw runs 128 cases here (under a second in all), recorded for
+/// the report; if one is ever caught the README's matrix is wrong, and this test says so.
+#[cfg(feature = "broken_sema")]
+#[test]
+fn blind_to_every_flaw() {
+    use parksema::Flaw;
+    let flaws: [(Flaw, Make); 8] = [
+        (Flaw::OverIssue, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::OverIssue))
+        }),
+        (Flaw::LostWaiters, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::LostWaiters))
+        }),
+        (Flaw::RelaxedOrdering, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::RelaxedOrdering))
+        }),
+        (Flaw::StaleValidate, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::StaleValidate))
+        }),
+        (Flaw::RelaxedWhenWaited, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::RelaxedWhenWaited))
+        }),
+        (Flaw::TimeoutLeak, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::TimeoutLeak))
+        }),
+        (Flaw::WeightedLostWakeup, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::WeightedLostWakeup))
+        }),
+        (Flaw::HandoffDoubleCount, |n, f| {
+            Semaphore::with_fairness_and_flaw(n, f, Some(Flaw::HandoffDoubleCount))
+        }),
+    ];
+    for (flaw, make) in flaws {
+        let start = std::time::Instant::now();
+        let config = ProptestConfig {
+            cases: 128,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        };
+        let caught = against_the_model(config, make).err();
+        report::cell(
+            "proptest",
+            "api_matches_the_model",
+            &format!("{flaw:?}"),
+            caught
+                .as_deref()
+                .map(|e| e.lines().next().unwrap_or("failed")),
+            start.elapsed().as_secs_f64(),
+        );
+        assert_eq!(
+            caught, None,
+            "the single-threaded model test caught {flaw:?}: the README's matrix says it cannot"
+        );
+    }
+}
+
+/// Runs the generated sequences of `config` against semaphores built by `make`: the outcomes
+/// seen, or the failure with its minimal case.
+fn against_the_model(
+    config: ProptestConfig,
+    make: Make,
+) -> Result<BTreeMap<(&'static str, &'static str), u64>, String> {
     let seen = Seen::default();
     // A case only calls a blocking `acquire` when the model says it cannot park; if the
     // semaphore disagrees (a bug, or a mutant) it would park forever. The watchdog turns
@@ -879,23 +977,12 @@ fn api_matches_the_model() {
         ),
         |(initial, fairness, ops)| {
             cases.op("case");
-            run_case(initial, fairness, &ops, &seen)
+            run_case(make, initial, fairness, &ops, &seen)
         },
     );
-    if let Err(e) = result {
-        panic!("{e}\n{runner}");
-    }
-    let seen = seen.into_inner();
-    let table: String = seen
-        .iter()
-        .map(|((op, outcome), count)| format!("  {op:>17}: {outcome:<30} {count:>6}\n"))
-        .collect();
-    println!("outcomes over the run:\n{table}");
-    for &(op, outcome) in MUST_SEE {
-        assert!(
-            seen.contains_key(&(op, outcome)),
-            "no generated case reached {op}: {outcome}; outcomes seen:\n{table}"
-        );
+    match result {
+        Ok(()) => Ok(seen.into_inner()),
+        Err(e) => Err(format!("{e}\n{runner}")),
     }
 }
 

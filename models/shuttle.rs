@@ -17,6 +17,8 @@
 
 #![cfg(feature = "shuttle")]
 
+#[path = "report.rs"]
+mod report;
 #[path = "scenarios.rs"]
 mod scenarios;
 
@@ -39,12 +41,28 @@ fn check(name: &str, n: usize, f: impl Fn() + Send + Sync + Clone + 'static) {
     let start = Instant::now();
     shuttle::check_random(f.clone(), iterations(n));
     shuttle::check_pct(f, iterations(n), 3);
+    let secs = start.elapsed().as_secs_f64();
     println!(
-        "shuttle {name}: {} random + {} PCT iterations, {:.2} s",
+        "shuttle {name}: {} random + {} PCT iterations, {secs:.2} s",
         iterations(n),
         iterations(n),
-        start.elapsed().as_secs_f64()
     );
+    report::check(
+        "shuttle",
+        name,
+        2 * iterations(n) as u64,
+        "schedules",
+        &format!("random + PCT (depth 3), {}", seed_note()),
+        secs,
+    );
+}
+
+/// Which seed the schedulers started from, for the report: `SHUTTLE_RANDOM_SEED` fixes it
+/// (shuttle reads the variable in every random and PCT scheduler), else each run draws one.
+fn seed_note() -> String {
+    std::env::var("SHUTTLE_RANDOM_SEED").map_or("seed drawn per run".to_string(), |s| {
+        format!("SHUTTLE_RANDOM_SEED={s}")
+    })
 }
 
 // (a) Mutual exclusion and conservation.
@@ -313,26 +331,67 @@ fn eventual_timer_hands_over() {
     });
 }
 
+/// Schedules each catch test explores: the flaws are found within the first hundred (the
+/// README's matrix), so 1 000 leaves a margin of ten; `SHUTTLE_ITERATIONS` scales it.
+const SCHEDULES: usize = 1000;
+
+/// Runs `body` under the random scheduler, records the cell, and asserts that shuttle
+/// reported a failure containing `expected` (the violated property, or its deadlock
+/// report).
+fn assert_caught(
+    scenario: &str,
+    flaw: &str,
+    expected: &str,
+    body: impl Fn() + Send + Sync + 'static,
+) {
+    let start = std::time::Instant::now();
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        shuttle::check_random(body, iterations(SCHEDULES))
+    }));
+    let secs = start.elapsed().as_secs_f64();
+    let message = outcome
+        .err()
+        .map(|payload| scenarios::panic_text(&*payload));
+    let short = message.as_deref().map(|m| {
+        if m.contains(expected) {
+            expected.trim_end_matches([':', ' ']).to_string()
+        } else {
+            m.chars().take(80).collect()
+        }
+    });
+    report::cell("shuttle", scenario, flaw, short.as_deref(), secs);
+    let message = message.unwrap_or_else(|| {
+        panic!("{flaw} was not caught by shuttle in {scenario} within {SCHEDULES} schedules")
+    });
+    assert!(
+        message.contains(expected),
+        "{flaw} in {scenario} ended in the wrong failure: {message}"
+    );
+    println!("caught {flaw} in shuttle {scenario}: {expected}, {secs:.2} s");
+}
+
 /// The fairness checks can fail: run on a semaphore of a mode that does not promise what
 /// they check, they report it (the barger takes the permit first in some schedule).
 mod fairness_checks_can_fail {
-    use super::{Build, Fairness, scenarios};
+    use super::{Build, Fairness, assert_caught, scenarios};
 
     #[test]
-    #[should_panic(expected = "fifo: a barger took a permit")]
     fn fifo_no_barging_fails_on_eventual() {
-        shuttle::check_random(
+        assert_caught(
+            "fifo_no_barging",
+            "mode Eventual",
+            "fifo: a barger took a permit",
             || scenarios::fifo_no_barging(Build::CORRECT.fair(Fairness::Eventual)),
-            1000,
         );
     }
 
     #[test]
-    #[should_panic(expected = "eventual: a barger took the permit")]
     fn eventual_timer_check_fails_on_barging() {
-        shuttle::check_random(
+        assert_caught(
+            "eventual_timer_hands_over",
+            "mode Barging",
+            "eventual: a barger took the permit",
             || scenarios::eventual_timer_hands_over(Build::CORRECT.fair(Fairness::Barging)),
-            1000,
         );
     }
 }
@@ -343,95 +402,158 @@ mod fairness_checks_can_fail {
 /// (two loom models catch each).
 #[cfg(feature = "broken_sema")]
 mod catches {
-    use super::{Build, Fairness, scenarios};
+    use super::{Build, Fairness, SCHEDULES, assert_caught, iterations, report, scenarios};
     use parksema::Flaw;
 
+    /// The matrix's blind cells: shuttle runs every atomic operation as `SeqCst`, so the two
+    /// ordering flaws change nothing it can observe, and the scenarios that loom catches them
+    /// with pass here. Recorded for the report; if one is ever caught the README's matrix is
+    /// wrong, and this test says so. 1 000 random schedules each (about a second in all;
+    /// `SHUTTLE_ITERATIONS` scales them, as `cargo xtask verify --full` does).
     #[test]
-    #[should_panic(expected = "over-issue: ")]
+    fn blind_to_weakened_orderings() {
+        /// A scenario, the flaw it runs against, and its body.
+        type Cell = (&'static str, Flaw, fn(Build));
+        let cells: [Cell; 5] = [
+            ("visibility", Flaw::RelaxedOrdering, |b| {
+                scenarios::visibility(b, 3)
+            }),
+            (
+                "unwind_and_move",
+                Flaw::RelaxedOrdering,
+                scenarios::unwind_and_move,
+            ),
+            ("handoff_from_two_releasers", Flaw::RelaxedOrdering, |b| {
+                scenarios::handoff_from_two_releasers(b.fair(Fairness::Fifo), false)
+            }),
+            (
+                "woken_takes_another_releasers_permit",
+                Flaw::RelaxedWhenWaited,
+                scenarios::woken_takes_another_releasers_permit,
+            ),
+            (
+                "unwind_and_move",
+                Flaw::RelaxedWhenWaited,
+                scenarios::unwind_and_move,
+            ),
+        ];
+        for (scenario, flaw, body) in cells {
+            let start = std::time::Instant::now();
+            let outcome = std::panic::catch_unwind(move || {
+                shuttle::check_random(move || body(Build::flawed(flaw)), iterations(SCHEDULES))
+            });
+            let caught = outcome.err().map(|p| scenarios::panic_text(&*p));
+            report::cell(
+                "shuttle",
+                scenario,
+                &format!("{flaw:?}"),
+                caught.as_deref(),
+                start.elapsed().as_secs_f64(),
+            );
+            assert_eq!(
+                caught, None,
+                "shuttle caught {flaw:?} in {scenario}: the README's matrix says it cannot"
+            );
+        }
+    }
+
+    #[test]
     fn catches_over_issue() {
-        shuttle::check_random(
-            || scenarios::mutual_exclusion(Build::flawed(Flaw::OverIssue), 1, 3, 2),
-            1000,
-        );
+        assert_caught("mutual_exclusion", "OverIssue", "over-issue: ", || {
+            scenarios::mutual_exclusion(Build::flawed(Flaw::OverIssue), 1, 3, 2)
+        });
     }
 
     #[test]
-    #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_stale_validate() {
-        shuttle::check_random(
+        assert_caught(
+            "wakes_every_waiter",
+            "StaleValidate",
+            "deadlock! blocked tasks",
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::StaleValidate), 3, false),
-            1000,
         );
     }
 
     #[test]
-    #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_timeout_leak() {
-        shuttle::check_random(
+        assert_caught(
+            "timeout_races_release",
+            "TimeoutLeak",
+            "deadlock! blocked tasks",
             || scenarios::timeout_races_release(Build::flawed(Flaw::TimeoutLeak)),
-            1000,
         );
     }
 
     #[test]
-    #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_weighted_lost_wakeup() {
-        shuttle::check_random(
+        assert_caught(
+            "large_head_small_behind",
+            "WeightedLostWakeup",
+            "deadlock! blocked tasks",
             || scenarios::large_head_small_behind(Build::flawed(Flaw::WeightedLostWakeup)),
-            1000,
         );
     }
 
     /// A handoff that also counts the permits it hands over: the extra ones come back at the
     /// end (`over-issue: N permits left > ...`), whether or not a barger took one first.
     #[test]
-    #[should_panic(expected = "over-issue: ")]
     fn catches_handoff_double_count() {
-        shuttle::check_random(
+        assert_caught(
+            "fifo_no_barging",
+            "HandoffDoubleCount",
+            "over-issue: ",
             || {
-                scenarios::fifo_no_barging(
-                    Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
-                )
+                {
+                    scenarios::fifo_no_barging(
+                        Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
+                    )
+                }
             },
-            1000,
         );
     }
 
     #[test]
-    #[should_panic(expected = "over-issue: ")]
     fn catches_handoff_double_count_in_two_releasers() {
-        shuttle::check_random(
+        assert_caught(
+            "handoff_from_two_releasers",
+            "HandoffDoubleCount",
+            "over-issue: ",
             || {
-                scenarios::handoff_from_two_releasers(
-                    Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
-                    false,
-                )
+                {
+                    scenarios::handoff_from_two_releasers(
+                        Build::flawed(Flaw::HandoffDoubleCount).fair(Fairness::Fifo),
+                        false,
+                    )
+                }
             },
-            1000,
         );
     }
 
     /// A timed waiter handed its permit at its deadline that reports `TimedOut` loses it.
     #[test]
-    #[should_panic(expected = "lost handoff: 0 permits left")]
     fn catches_timeout_leak_in_a_handoff() {
-        shuttle::check_random(
+        assert_caught(
+            "handoff_to_timing_out_waiter",
+            "TimeoutLeak",
+            "lost handoff: 0 permits left",
             || {
-                scenarios::handoff_to_timing_out_waiter(
-                    Build::flawed(Flaw::TimeoutLeak).fair(Fairness::Fifo),
-                    false,
-                )
+                {
+                    scenarios::handoff_to_timing_out_waiter(
+                        Build::flawed(Flaw::TimeoutLeak).fair(Fairness::Fifo),
+                        false,
+                    )
+                }
             },
-            1000,
         );
     }
 
     #[test]
-    #[should_panic(expected = "deadlock! blocked tasks")]
     fn catches_lost_waiters() {
-        shuttle::check_random(
+        assert_caught(
+            "wakes_every_waiter",
+            "LostWaiters",
+            "deadlock! blocked tasks",
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
-            1000,
         );
     }
 }
@@ -735,8 +857,10 @@ mod programs {
     /// small because shuttle multiplies it; `SHUTTLE_ITERATIONS` scales the schedules.
     #[test]
     fn generated_programs_keep_the_invariants() {
+        const CASES: u32 = 64;
+        let start = std::time::Instant::now();
         let mut runner = TestRunner::new(ProptestConfig {
-            cases: 64,
+            cases: CASES,
             failure_persistence: None,
             ..ProptestConfig::default()
         });
@@ -747,6 +871,18 @@ mod programs {
                 Ok(())
             })
             .unwrap();
+        super::report::check(
+            "proptest",
+            "generated_programs",
+            u64::from(CASES),
+            "programs",
+            &format!(
+                "{} random schedules each, {}",
+                super::iterations(100),
+                super::seed_note()
+            ),
+            start.elapsed().as_secs_f64(),
+        );
     }
 
     /// The catch test: proptest finds a program on which shuttle sees `OverIssue`, and shrinks
@@ -768,6 +904,7 @@ mod programs {
             ..ProptestConfig::default()
         });
         let build = Build::flawed(parksema::Flaw::OverIssue);
+        let start = std::time::Instant::now();
         let result = runner.run(&program(), |program| {
             let p = program.clone();
             let outcome = std::panic::catch_unwind(move || {
@@ -778,6 +915,25 @@ mod programs {
                 Err(payload) => Err(TestCaseError::fail(scenarios::panic_text(&*payload))),
             }
         });
+        let found = match &result {
+            Err(TestError::Fail(reason, _)) => {
+                Some(reason.message().chars().take(80).collect::<String>())
+            }
+            _ => None,
+        };
+        super::report::cell(
+            "proptest",
+            "generated_programs",
+            "OverIssue",
+            found.as_deref().map(|m: &str| {
+                if m.contains("over-issue: ") {
+                    "over-issue"
+                } else {
+                    m
+                }
+            }),
+            start.elapsed().as_secs_f64(),
+        );
         let Err(TestError::Fail(reason, minimal)) = result else {
             panic!("OverIssue was not caught by any generated program: {result:?}");
         };

@@ -102,6 +102,19 @@ pub(crate) struct ChildRun {
 
 impl ChildRun {
     /// The message of the first panic in the output, if any.
+    /// What the run reported, in a few words for the report: `None` if it passed, `stall`
+    /// (the watchdog's exit), or the panic's message.
+    pub(crate) fn caught(&self) -> Option<String> {
+        match self.code {
+            Some(0) => None,
+            Some(watchdog::STALL_EXIT_CODE) => Some("stall".to_string()),
+            code => Some(match self.panic_message() {
+                Some(msg) => msg.chars().take(80).collect(),
+                None => format!("failed with exit {code:?}"),
+            }),
+        }
+    }
+
     pub(crate) fn panic_message(&self) -> Option<&str> {
         let mut lines = self.output.lines();
         lines.find(|l| l.contains("panicked at"))?;
@@ -130,9 +143,10 @@ pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
         .env(FLAW_VAR, flaw)
         .env("WATCHDOG_STALL_SECS", "2")
         .env("RUST_BACKTRACE", "0")
+        .env_remove(crate::report::VAR)
         .output()
         .expect("the test binary can re-execute itself");
-    ChildRun {
+    let run = ChildRun {
         code: out.status.code(),
         output: format!(
             "{}{}",
@@ -140,7 +154,17 @@ pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
             String::from_utf8_lossy(&out.stdout)
         ),
         elapsed: start.elapsed(),
+    };
+    if flaw != "none" {
+        crate::report::cell(
+            "real",
+            scenario,
+            flaw,
+            run.caught().as_deref(),
+            run.elapsed.as_secs_f64(),
+        );
     }
+    run
 }
 
 /// The child mechanism itself must not produce failures: the correct semaphore passes in a

@@ -13,6 +13,8 @@
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
 mod child;
+#[path = "../models/report.rs"]
+mod report;
 mod scenarios;
 #[path = "../models/scenarios.rs"]
 mod shared;
@@ -35,72 +37,141 @@ pub(crate) const PER_THREAD: usize = if cfg!(debug_assertions) {
 
 #[test]
 fn never_exceeds_permits() {
+    let start = std::time::Instant::now();
     // Seed 000's sizes: 1 permit among 8 threads, 3 among 16, 8 among 32.
     for (permits, threads) in [(1, 8), (3, 16), (8, 32)] {
         let summary =
             scenarios::never_exceeds_permits(Build::CORRECT, permits, threads, PER_THREAD);
         println!("{summary}");
     }
+    record(
+        "never_exceeds_permits",
+        (8 + 16 + 32) * PER_THREAD,
+        "acquisitions",
+        "permits 1, 3, 8 among 8, 16, 32 threads",
+        start,
+    );
 }
 
 #[test]
 fn wakes_every_parked_thread() {
+    let start = std::time::Instant::now();
     println!(
         "{}",
         scenarios::wakes_every_parked_thread(Build::CORRECT, 32)
+    );
+    record(
+        "wakes_every_parked_thread",
+        32,
+        "wake-ups",
+        "32 threads parked, 32 single releases",
+        start,
     );
 }
 
 #[test]
 fn mixed_traffic() {
+    let start = std::time::Instant::now();
     println!(
         "{}",
         scenarios::mixed_traffic(Build::CORRECT, 4, 16, PER_THREAD)
+    );
+    record(
+        "mixed_traffic",
+        16 * PER_THREAD,
+        "operations",
+        "4 permits, 16 threads",
+        start,
     );
 }
 
 #[test]
 fn many_semaphores_share_buckets() {
+    let start = std::time::Instant::now();
     // 100 rounds move each of the 64 tokens through all 16 threads 100 times: 102 400 takes,
     // nearly all parked, in about a second in release; a tenth of that in debug.
     println!(
         "{}",
         scenarios::many_semaphores(Build::CORRECT, 16, 64, PER_THREAD / 200)
     );
+    record(
+        "many_semaphores_share_buckets",
+        64 * 16 * (PER_THREAD / 200),
+        "acquisitions",
+        "1 024 semaphores, 64 tokens, 16 threads",
+        start,
+    );
 }
 
 #[test]
 fn close_while_parked() {
+    let start = std::time::Instant::now();
     println!("{}", scenarios::close_while_parked(Build::CORRECT, 16));
+    record(
+        "close_while_parked",
+        16,
+        "parked threads",
+        "each refused at close",
+        start,
+    );
 }
 
 #[test]
 fn close_during_traffic() {
+    let start = std::time::Instant::now();
     println!(
         "{}",
         scenarios::close_during_traffic(Build::CORRECT, 2, 16, PER_THREAD / 2)
+    );
+    record(
+        "close_during_traffic",
+        16,
+        "threads",
+        &format!(
+            "2 permits, up to {} acquisitions each before close",
+            PER_THREAD / 2
+        ),
+        start,
     );
 }
 
 #[test]
 fn weighted_traffic() {
+    let start = std::time::Instant::now();
     // 4 permits among 8 threads with requests of 1 to 4: large requests park behind small
     // ones, timed ones give up, parts come back one by one.
     println!(
         "{}",
         scenarios::weighted_traffic(Build::CORRECT, 4, 8, PER_THREAD / 2)
     );
+    record(
+        "weighted_traffic",
+        8 * (PER_THREAD / 2),
+        "requests",
+        "4 permits, 8 threads, requests of 1 to 4",
+        start,
+    );
 }
 
 #[test]
 fn small_behind_large() {
+    let start = std::time::Instant::now();
     println!("{}", scenarios::small_behind_large(Build::CORRECT, 50));
+    record("small_behind_large", 50, "rounds", "", start);
 }
 
 #[test]
 fn timeout_at_release() {
+    let start = std::time::Instant::now();
     // 100 rounds of about 10 ms each.
     println!("{}", scenarios::timeout_at_release(Build::CORRECT, 100));
+    record(
+        "timeout_at_release",
+        100,
+        "rounds",
+        "10 ms deadline, the release moved across it",
+        start,
+    );
 }
 
 /// The traffic scenarios again in the other fairness modes (the tests above run the
@@ -108,6 +179,7 @@ fn timeout_at_release() {
 /// barges; under `Barging` there is no timer.
 #[test]
 fn traffic_in_every_fairness_mode() {
+    let start = std::time::Instant::now();
     for fairness in [Fairness::Fifo, Fairness::Barging] {
         let build = Build::CORRECT.fair(fairness);
         println!("{fairness:?}:");
@@ -124,17 +196,49 @@ fn traffic_in_every_fairness_mode() {
         );
         println!("{}", scenarios::wakes_every_parked_thread(build, 32));
     }
+    record(
+        "traffic_in_every_fairness_mode",
+        2 * 24 * PER_THREAD + 64,
+        "operations",
+        "Fifo and Barging: four traffic scenarios at half size each",
+        start,
+    );
 }
 
 #[test]
 fn holder_panics_returns_permit() {
+    let start = std::time::Instant::now();
     println!("{}", scenarios::holder_panics(Build::CORRECT));
+    record("holder_panics_returns_permit", 1, "rounds", "", start);
+}
+
+/// Appends the report record of the real-thread check `check` (`models/report.rs`).
+fn record(check: &str, count: usize, unit: &str, detail: &str, start: std::time::Instant) {
+    let build = if cfg!(debug_assertions) {
+        "debug build"
+    } else {
+        "release build"
+    };
+    let detail = if detail.is_empty() {
+        build.to_string()
+    } else {
+        format!("{detail}; {build}")
+    };
+    report::check(
+        "real",
+        check,
+        count as u64,
+        unit,
+        &detail,
+        start.elapsed().as_secs_f64(),
+    );
 }
 
 /// Runs a scenario shared with the model checkers `rounds` times on real threads, under the
 /// watchdog: each round reports progress, so a round that hangs (a lost wakeup) becomes a
 /// stall report naming the scenario.
 fn repeat(name: &str, rounds: usize, body: impl Fn()) {
+    let start = std::time::Instant::now();
     let wd = watchdog::Watchdog::arm(
         format!("shared scenario {name}"),
         watchdog::stall_limit(support::STALL),
@@ -144,6 +248,8 @@ fn repeat(name: &str, rounds: usize, body: impl Fn()) {
         w.op("round");
         body();
     }
+    drop(wd);
+    record(&format!("shared_{name}"), rounds, "rounds", "", start);
 }
 
 /// Rounds of the shared scenarios on real threads: each round spawns its threads afresh, so
@@ -306,7 +412,7 @@ fn shared_woken_out_barged_passes_on() {
 
 #[test]
 fn shared_wakes_every_waiter_barging() {
-    repeat("wakes_every_waiter (Barging)", ROUNDS / 4, || {
+    repeat("wakes_every_waiter_barging", ROUNDS / 4, || {
         shared::wakes_every_waiter(Build::CORRECT.fair(Fairness::Barging), 8, false)
     });
 }
