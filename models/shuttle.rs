@@ -873,7 +873,7 @@ mod programs {
             .unwrap();
         super::report::check(
             "proptest",
-            "generated_programs",
+            "generated_programs_keep_the_invariants",
             u64::from(CASES),
             "programs",
             &format!(

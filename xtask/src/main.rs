@@ -24,10 +24,15 @@ use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Instant;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
 
 mod by_hand;
+mod matrix;
 mod mutants;
+mod report;
+mod sanitizers;
+mod soak;
+mod verify;
 
 #[derive(Parser, Debug)]
 #[command(about = "parksema project automation")]
@@ -38,17 +43,60 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Task {
-    /// Run the verification suite: real threads, loom and shuttle, each with every catch test.
+    /// Run the whole verification: real threads (stress, API, proptest, catch tests, matrix,
+    /// the soak's short runs), loom and shuttle, each against the correct semaphore and every
+    /// deliberate flaw; with `--miri`, `--tsan`, `--mutants` those columns too. Prints one
+    /// report (checks with their sizes, then the flaws × checks matrix) and exits non-zero if
+    /// a check fails, an expected catch is missed, or a cell the README calls blind is caught.
     Verify {
         /// Seconds without output after which the supervisor reports a stall. The longest
-        /// quiet stretches seen are a release build of the test binaries and the largest loom
-        /// model (each under a minute on 2 cores); 300 s leaves room for a slower machine.
+        /// quiet stretches are a release build of the test binaries and the largest loom
+        /// model (each under a minute and a half on 2 cores); 300 s leaves room for a slower
+        /// machine.
         #[arg(long, default_value_t = 300)]
         stall: u64,
-        /// Run only these builds (repeatable); all three by default.
+        /// Run only these steps (repeatable); default: real, loom, shuttle, and the columns
+        /// the flags below add.
         #[arg(long = "build", value_enum)]
-        builds: Vec<Build>,
+        builds: Vec<verify::Step>,
+        /// Every cell at full size (the nightly job): the reduced blind cells and short soaks
+        /// of the default run at their full sizes, the real-thread matrix three times.
+        #[arg(long)]
+        full: bool,
+        /// Raise every bounded loom model's preemption bound to at least this.
+        #[arg(long)]
+        loom_bound: Option<usize>,
+        /// Multiply every shuttle schedule count by this.
+        #[arg(long, default_value_t = 1)]
+        shuttle_factor: usize,
+        /// The seed of every shuttle scheduler (fixed, so a run is reproducible; a failure
+        /// prints its schedule for `shuttle::replay`).
+        #[arg(long, default_value_t = 20_261_201)]
+        shuttle_seed: u64,
+        /// The seed of the proptest runners that take it from the environment.
+        #[arg(long, default_value_t = 5_000_003)]
+        proptest_seed: u64,
+        /// Keep a loom checkpoint file per model in this directory (see `models/loom.rs`).
+        #[arg(long)]
+        loom_checkpoints: Option<PathBuf>,
+        /// Add the Miri column (needs `rustup component add miri rust-src --toolchain
+        /// nightly`).
+        #[arg(long)]
+        miri: bool,
+        /// Add the ThreadSanitizer column (needs the nightly toolchain with rust-src).
+        #[arg(long)]
+        tsan: bool,
+        /// Add the mutation-testing check: `cargo mutants` (needs cargo-mutants), with the
+        /// arguments in `PARKSEMA_MUTANTS_ARGS` (e.g. `--shard 1/8`).
+        #[arg(long)]
+        mutants: bool,
+        /// Also write the report as JSON to this file (schema: `docs/report.md`).
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
+    /// Soak the semaphore: mixed traffic on real threads under the watchdog for a duration,
+    /// every invariant checked as it runs.
+    Soak(soak::SoakArgs),
     /// Run `cargo mutants` (settings in `.cargo/mutants.toml`) and, when given no extra
     /// arguments, record the outcome in `mutants/outcome.md`.
     Mutants {
@@ -80,62 +128,57 @@ enum Task {
     },
 }
 
-/// One of the three ways the state machine is compiled.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-enum Build {
-    /// Real `parking_lot_core`, real threads.
-    Real,
-    /// Loom's atomics and the mocked park table.
-    Loom,
-    /// Shuttle's atomics and the mocked park table.
-    Shuttle,
-}
-
-impl Build {
-    /// The `cargo test` arguments that run this build's checks.
-    fn cargo_test_args(self) -> &'static [&'static str] {
-        match self {
-            // One test thread: the stress scenarios start up to 33 threads each and are meant
-            // to contend with themselves, and the summaries and the matrix print in order.
-            Build::Real => &[
-                "test",
-                "--release",
-                "--features",
-                "broken_sema",
-                "--",
-                "--nocapture",
-                "--test-threads",
-                "1",
-            ],
-            // The test profile: debug assertions on, dependencies (loom) optimized.
-            Build::Loom => &[
-                "test",
-                "--features",
-                "loom,broken_sema",
-                "--",
-                "--nocapture",
-            ],
-            Build::Shuttle => &[
-                "test",
-                "--features",
-                "shuttle,broken_sema",
-                "--",
-                "--nocapture",
-            ],
-        }
-    }
-}
-
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Task::Verify { stall, builds } => {
-            let builds = if builds.is_empty() {
-                vec![Build::Real, Build::Loom, Build::Shuttle]
+        Task::Verify {
+            stall,
+            builds,
+            full,
+            loom_bound,
+            shuttle_factor,
+            shuttle_seed,
+            proptest_seed,
+            loom_checkpoints,
+            miri,
+            tsan,
+            mutants,
+            json,
+        } => {
+            let steps = if builds.is_empty() {
+                let mut steps = vec![
+                    verify::Step::Real,
+                    verify::Step::Loom,
+                    verify::Step::Shuttle,
+                ];
+                for (on, step) in [
+                    (miri, verify::Step::Miri),
+                    (tsan, verify::Step::Tsan),
+                    (mutants, verify::Step::Mutants),
+                ] {
+                    if on {
+                        steps.push(step);
+                    }
+                }
+                steps
             } else {
                 builds
             };
-            verify(stall, &builds)
+            let settings = verify::Settings {
+                full,
+                loom_bound,
+                shuttle_factor,
+                shuttle_seed,
+                proptest_seed,
+                loom_checkpoints,
+                stall,
+            };
+            if verify::verify(settings, &steps, json.as_deref()) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
+        Task::Soak(args) => soak::soak(args),
         Task::Mutants { by_hand: true, .. } => mutants::by_hand(),
         Task::Mutants {
             by_hand: false,
@@ -162,61 +205,6 @@ fn run(cmd: &mut Command) -> bool {
             eprintln!("xtask: could not start {cmd:?}: {e}");
             false
         }
-    }
-}
-
-fn verify(stall: u64, builds: &[Build]) -> ExitCode {
-    let root = workspace_root();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
-    let start = Instant::now();
-
-    if !run(Command::new(&cargo).current_dir(&root).args([
-        "build",
-        "--release",
-        "--quiet",
-        "-p",
-        "watchdog",
-        "--bin",
-        "watchdog",
-    ])) {
-        return ExitCode::FAILURE;
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target"));
-    let supervisor = target.join("release").join("watchdog");
-
-    let mut failed = Vec::new();
-    for &build in builds {
-        let step = Instant::now();
-        let ok = run(Command::new(&supervisor)
-            .current_dir(&root)
-            .args(["--stall", &stall.to_string(), "--"])
-            .arg(&cargo)
-            .args(build.cargo_test_args()));
-        eprintln!(
-            "xtask: {build:?} build {} in {:.1} s",
-            if ok { "passed" } else { "FAILED" },
-            step.elapsed().as_secs_f64()
-        );
-        if !ok {
-            failed.push(build);
-        }
-    }
-
-    eprintln!(
-        "xtask: verify {} in {:.1} s",
-        if failed.is_empty() {
-            "passed".to_string()
-        } else {
-            format!("FAILED ({failed:?})")
-        },
-        start.elapsed().as_secs_f64()
-    );
-    if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
     }
 }
 

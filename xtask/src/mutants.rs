@@ -74,6 +74,63 @@ pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
     }
 }
 
+/// `cargo xtask verify --mutants`: runs `cargo mutants` with the arguments in
+/// `PARKSEMA_MUTANTS_ARGS` (split on whitespace; e.g. `--shard 2/8` or `--in-diff FILE`;
+/// none: every mutant) and returns its outcome as a check record, and whether no mutant was
+/// missed or timed out. An error if cargo-mutants is missing (with the command that installs
+/// it) or left no outcome.
+pub(crate) fn mutants_records(root: &Path) -> Result<(Vec<crate::report::Record>, bool), String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let installed = Command::new(&cargo)
+        .args(["mutants", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !installed {
+        return Err(
+            "cargo-mutants is not installed: `cargo install cargo-mutants --locked --version 27.1.0`"
+                .to_string(),
+        );
+    }
+    let args: Vec<String> = std::env::var("PARKSEMA_MUTANTS_ARGS")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let start = Instant::now();
+    // cargo-mutants exits non-zero when a mutant is missed; the outcome says which.
+    run(Command::new(&cargo)
+        .current_dir(root)
+        .arg("mutants")
+        .args(&args));
+    let secs = start.elapsed().as_secs_f64();
+    let json = root.join("mutants.out").join("outcomes.json");
+    let o: Outcomes = fs::read_to_string(&json)
+        .map_err(|e| e.to_string())
+        .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
+        .map_err(|e| format!("no outcome in {}: {e}", json.display()))?;
+    let record = crate::report::Record::Check {
+        build: "mutants".to_string(),
+        check: "cargo mutants".to_string(),
+        count: o.caught as u64,
+        unit: format!("of {} mutants caught", o.total_mutants),
+        detail: format!(
+            "{} missed, {} timed out, {} unviable; arguments: {}",
+            o.missed,
+            o.timeout,
+            o.unviable,
+            if args.is_empty() {
+                "none (every mutant)".to_string()
+            } else {
+                args.join(" ")
+            }
+        ),
+        secs,
+    };
+    Ok((vec![record], o.missed == 0 && o.timeout == 0))
+}
+
 fn summarize(o: &Outcomes, wall: f64) -> String {
     let mut per_mutant: Vec<f64> = o
         .outcomes
