@@ -893,8 +893,9 @@ fn api_matches_the_model() {
 
 /// The matrix's blind cells: the model-based test is single-threaded, so no flaw can show in
 /// it (nothing races, and a case never parks: it calls a blocking acquire only when the
-/// permits are free). Each flaw runs 128 cases here (under a second in all), recorded for
-/// the report; if one is ever caught the README's matrix is wrong, and this test says so.
+/// permits are free). Each flaw runs 128 cases here (under a second in all; 1 024 with
+/// `PARKSEMA_FULL=1`, as `cargo xtask verify --full` sets), recorded for the report; if one
+/// is ever caught the README's matrix is wrong, and this test says so.
 #[cfg(feature = "broken_sema")]
 #[test]
 fn blind_to_every_flaw() {
@@ -928,7 +929,11 @@ fn blind_to_every_flaw() {
     for (flaw, make) in flaws {
         let start = std::time::Instant::now();
         let config = ProptestConfig {
-            cases: 128,
+            cases: if std::env::var_os("PARKSEMA_FULL").is_some_and(|v| v == "1") {
+                1024
+            } else {
+                128
+            },
             failure_persistence: None,
             ..ProptestConfig::default()
         };

@@ -57,6 +57,16 @@ fn check(name: &str, n: usize, f: impl Fn() + Send + Sync + Clone + 'static) {
     );
 }
 
+/// 10 with `PARKSEMA_FULL=1` (`cargo xtask verify --full`: the blind cells at full size),
+/// else 1.
+fn full_factor() -> usize {
+    if std::env::var_os("PARKSEMA_FULL").is_some_and(|v| v == "1") {
+        10
+    } else {
+        1
+    }
+}
+
 /// Which seed the schedulers started from, for the report: `SHUTTLE_RANDOM_SEED` fixes it
 /// (shuttle reads the variable in every random and PCT scheduler), else each run draws one.
 fn seed_note() -> String {
@@ -402,14 +412,17 @@ mod fairness_checks_can_fail {
 /// (two loom models catch each).
 #[cfg(feature = "broken_sema")]
 mod catches {
-    use super::{Build, Fairness, SCHEDULES, assert_caught, iterations, report, scenarios};
+    use super::{
+        Build, Fairness, SCHEDULES, assert_caught, full_factor, iterations, report, scenarios,
+    };
     use parksema::Flaw;
 
     /// The matrix's blind cells: shuttle runs every atomic operation as `SeqCst`, so the two
     /// ordering flaws change nothing it can observe, and the scenarios that loom catches them
     /// with pass here. Recorded for the report; if one is ever caught the README's matrix is
-    /// wrong, and this test says so. 1 000 random schedules each (about a second in all;
-    /// `SHUTTLE_ITERATIONS` scales them, as `cargo xtask verify --full` does).
+    /// wrong, and this test says so. 1 000 random schedules each (about a second in all),
+    /// ten times that with `PARKSEMA_FULL=1` (`cargo xtask verify --full`), times
+    /// `SHUTTLE_ITERATIONS`.
     #[test]
     fn blind_to_weakened_orderings() {
         /// A scenario, the flaw it runs against, and its body.
@@ -440,7 +453,10 @@ mod catches {
         for (scenario, flaw, body) in cells {
             let start = std::time::Instant::now();
             let outcome = std::panic::catch_unwind(move || {
-                shuttle::check_random(move || body(Build::flawed(flaw)), iterations(SCHEDULES))
+                shuttle::check_random(
+                    move || body(Build::flawed(flaw)),
+                    iterations(SCHEDULES) * full_factor(),
+                )
             });
             let caught = outcome.err().map(|p| scenarios::panic_text(&*p));
             report::cell(
