@@ -59,6 +59,7 @@ fn check(name: &str, n: usize, f: impl Fn() + Send + Sync + Clone + 'static) {
 
 /// 10 with `PARKSEMA_FULL=1` (`cargo xtask verify --full`: the blind cells at full size),
 /// else 1.
+#[cfg(feature = "broken_sema")]
 fn full_factor() -> usize {
     if std::env::var_os("PARKSEMA_FULL").is_some_and(|v| v == "1") {
         10

@@ -813,10 +813,11 @@ impl Semaphore {
     ///
     /// # Errors
     ///
-    /// [`AddPermitsError`] if `available + n > MAX_PERMITS`; nothing was added. (A release
-    /// that hands over first gives parked threads the permits they take and checks only the
-    /// rest against the count: if those are refused, the error names them, and the ones
-    /// handed over were delivered.)
+    /// [`AddPermitsError`] if `available + n > MAX_PERMITS`; nothing was added and nothing
+    /// was handed to a parked thread, in every fairness mode. (One race remains: a release
+    /// that hands over checks the count before it hands over and again when it adds what
+    /// is left; if other adds push the count past `MAX_PERMITS` in between, the permits
+    /// already handed over were delivered, and the error names the rest.)
     ///
     /// # Examples
     ///
@@ -876,8 +877,9 @@ impl Semaphore {
         )
     }
 
-    /// Returns `n > 0` permits on the word `s`, which has `WAITERS` set: hands them over if
-    /// `fair` or the semaphore's fairness says so; else adds them to the count if the word
+    /// Returns `n > 0` permits on the word `s`, which has `WAITERS` set: refuses them if
+    /// they would not fit the count (`room`), whoever would take them; else hands them over
+    /// if `fair` or the semaphore's fairness says so, or adds them to the count if the word
     /// is still `s` and wakes the parked requests they let proceed. `Some(now)` if the word
     /// had changed (the caller looks again).
     #[cold]
@@ -888,10 +890,13 @@ impl Semaphore {
         n: usize,
         fair: bool,
     ) -> Result<Option<usize>, AddPermitsError> {
+        // Checked before a handoff too: a refused add hands nothing over, so the refusal
+        // means what it says in every mode (a handoff would otherwise deliver some of an
+        // over-full add's permits and refuse only the rest).
+        room(s, n)?;
         if fair || s & FIFO != 0 || self.fair_turn() {
             return self.hand_over(n).map(|()| None);
         }
-        room(s, n)?;
         match self.add(s, n) {
             Ok(_) => {
                 self.unpark_waiters(false);

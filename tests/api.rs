@@ -854,3 +854,39 @@ fn eventual_hands_over_once_the_fairness_deadline_has_passed() {
     }
     assert_eq!(sem.available_permits(), 1);
 }
+
+/// A refused add hands nothing over, in the modes whose releases hand over (`Fifo` always;
+/// `Eventual` once its fairness turn is due): the parked thread stays parked, the count and
+/// flags are untouched, and the error names all of `n`. Then a fitting add wakes it.
+#[test]
+fn a_refused_add_hands_nothing_to_a_parked_thread() {
+    let _guard = hang_guard("a_refused_add_hands_nothing_to_a_parked_thread");
+    for fairness in [Fairness::Fifo, Fairness::Eventual, Fairness::Barging] {
+        let sem = Semaphore::with_fairness(0, fairness);
+        std::thread::scope(|s| {
+            let waiter = s.spawn(|| sem.acquire().unwrap().forget());
+            wait_parked(&sem, 1);
+            // Under `Eventual`: the first release that finds a waiter starts the timer, and
+            // one after the deadline (0-1 ms) takes the turn, so both paths are tried.
+            for _ in 0..2 {
+                let before = format!("{sem:?}");
+                let e = sem.try_add_permits(usize::MAX).unwrap_err();
+                assert_eq!((e.available(), e.added()), (0, usize::MAX), "{fairness:?}");
+                assert_eq!(
+                    format!("{sem:?}"),
+                    before,
+                    "{fairness:?}: the state changed"
+                );
+                assert_eq!(
+                    sem.parked_threads(),
+                    1,
+                    "{fairness:?}: a refused add woke it"
+                );
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            sem.add_permits(1);
+            waiter.join().unwrap();
+        });
+        assert_eq!(sem.available_permits(), 0, "{fairness:?}");
+    }
+}

@@ -20,7 +20,7 @@ use watchdog::{Watchdog, Worker};
 
 use crate::check::Ledger;
 use crate::duration::human;
-use crate::plan::{Form, Mode, Op, Plan, Return, Scenario};
+use crate::plan::{Form, Op, Plan, Return, Scenario};
 use crate::queue::{self, QueueModel};
 use crate::rng::Rng;
 use crate::soak::{Soak, lock};
@@ -607,11 +607,9 @@ impl Round {
                     sem.add_permits(got);
                     slot.count(Kind::AddPermits, Outcome::Ok);
                 }
-                // Only on a `Barging` semaphore: under `Fifo`, and under `Eventual` when the
-                // fairness turn comes, a release with threads parked hands its permits to them
-                // first and refuses only the rest (`try_add_permits`' docs), so an add of
-                // `usize::MAX` there delivers permits nobody accounts.
-                3 if p.mode == Mode::Barging => {
+                // In every mode: a refused add hands nothing over, also where a release with
+                // threads parked would hand its permits to them (`try_add_permits`' docs).
+                3 => {
                     w.op("try_add_permits past MAX_PERMITS");
                     match sem.try_add_permits(usize::MAX) {
                         Err(e) if e.added() == usize::MAX => {

@@ -352,14 +352,33 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a refused add clears WAITERS",
         promise: Some(11),
         file: "src/semaphore.rs",
-        find: "        room(s, n)?;\n        match self.add(s, n) {\n            Ok(_) => {\n                self.unpark_waiters(false);",
-        replace: "        if let Err(e) = room(s, n) {\n            self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            return Err(e);\n        }\n        match self.add(s, n) {\n            Ok(_) => {\n                self.unpark_waiters(false);",
+        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 || self.fair_turn() {",
+        replace: "        if let Err(e) = room(s, n) {\n            self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            return Err(e);\n        }\n        if fair || s & FIFO != 0 || self.fair_turn() {",
         checks: &[
             stress!("shared_releases_race"),
             loom!("release_of_two_wakes_two"),
             shuttle!("releases_race"),
         ],
         why_one_build: None,
+    },
+    HandMutant {
+        id: "a handing-over release checks the count only after the handoff",
+        promise: Some(11),
+        file: "src/semaphore.rs",
+        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 || self.fair_turn() {\n            return self.hand_over(n).map(|()| None);\n        }\n",
+        replace: "        if fair || s & FIFO != 0 || self.fair_turn() {\n            return self.hand_over(n).map(|()| None);\n        }\n        room(s, n)?;\n",
+        checks: &[one_test!(
+            "real",
+            "real `tests/api.rs::",
+            "broken_sema",
+            "api",
+            "a_refused_add_hands_nothing_to_a_parked_thread"
+        )],
+        why_one_build: Some(
+            "one parked thread and one over-full add show it deterministically; the model \
+             scenarios' refused adds run where no release hands over (`Eventual` before its \
+             first turn)",
+        ),
     },
     HandMutant {
         id: "the MAX_PERMITS check is not repeated after a failed CAS",

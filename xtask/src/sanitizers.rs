@@ -16,11 +16,17 @@
 //!   report on the data the permit protects; a lost wakeup is its deadlock report (every
 //!   thread blocked). It also runs `tests/api.rs` against the correct semaphore. Miri
 //!   cannot spawn processes, so the real-thread catch tests (child processes) do not run
-//!   under it; the in-process scenarios are its catch tests.
+//!   under it: the in-process scenarios are its catch tests, and the one `stress/` scenario
+//!   a cell needs runs through that suite's child entry point directly. `stress/`'s own
+//!   tests do not run under Miri: at their smallest (debug) size `never_exceeds_permits`
+//!   alone makes 112 000 acquisitions, and one round of a shared scenario, a few dozen
+//!   operations, costs Miri 0.1-0.6 s.
 //! - ThreadSanitizer (`-Zsanitizer=thread -Zbuild-std`, in its own target directory): a
-//!   missing edge is a `data race` report, which `halt_on_error=1` turns into a failed run
-//!   (without it the report is printed and the test passes); a lost wakeup is a stall of the
-//!   in-process watchdog (exit 86). It also runs `stress/`'s correct-semaphore tests.
+//!   missing edge is a `data race` report, which `halt_on_error=1` turns into the end of the
+//!   run at the test that raced (without it the harness reports the test as passed and only
+//!   the exit code says otherwise); a lost wakeup is a stall of the in-process watchdog
+//!   (exit 86). It also runs `stress/`'s correct-semaphore tests. It cannot check the two
+//!   scenarios whose readers rely on `fence(Acquire)` ([`TSAN_FENCE_BLIND`]).
 //!
 //! Neither function installs anything: each first checks that its tool is there and says
 //! which command installs it.
@@ -41,18 +47,19 @@ use crate::report::Record;
 /// rounds each) and the candidates under Miri (16 seeds); the comment of each says what it
 /// reported in those runs.
 const CELLS: [(&str, &[&str]); 8] = [
-    // Two takers that load the same word both take "the" permit: TSan `over-issue` in both;
-    // Miri `over-issue` in (a) and, in (c), `deadlock` (the lost update erased `WAITERS`).
+    // Two takers that load the same word both take "the" permit: `over-issue` in both under
+    // both tools, in every run (Miri once reported (c) as a `deadlock` instead: the lost
+    // update can erase `WAITERS`).
     ("OverIssue", &["mutual_exclusion", "wakes_every_waiter"]),
     // The wake-up of the first of two parked waiters clears `WAITERS`, so the next release
     // wakes nobody; both scenarios wait until both are parked: Miri `deadlock`, TSan
-    // `stall`, at the first seed or round.
+    // `stall`, in every run.
     (
         "LostWaiters",
         &["two_releasers_two_waiters", "large_head_small_behind"],
     ),
     // A holder's write and the next holder's read unordered: `data race` in all three under
-    // both tools.
+    // both tools, in every run.
     (
         "RelaxedOrdering",
         &[
@@ -62,17 +69,24 @@ const CELLS: [(&str, &[&str]); 8] = [
         ],
     ),
     // A release in the gap between the early read and the bucket lock: TSan `stall` in all
-    // three; Miri `deadlock` in (a) only (in (c) and (k) its scheduler did not stop a thread
-    // in the gap while a release ran).
+    // three; Miri `deadlock` in (a) only (in (c) and (k), 16 seeds of one round and 4 seeds
+    // of 4 rounds found no schedule that stops a thread in the gap while a release runs).
     (
         "StaleValidate",
         &["mutual_exclusion", "wakes_every_waiter", "releases_race"],
     ),
-    // A permit taken without the wake-up of the release that returned it: TSan `data race`
-    // in (n) only, Miri in (m) only (each tool's schedules reach one of the two shapes).
+    // A permit taken without the wake-up of the release that returned it: Miri `data race`
+    // in (m) in every run, and never in (n) (16 seeds of 8 rounds) or (g) (two threads,
+    // where a release that finds `WAITERS` always wakes the taker); TSan in (g) with four
+    // threads (8 of 10 runs at 2 000 rounds, 2 of 10 at 500), in (n) now and then (2 of 10
+    // runs at 2 000 rounds), never in (m).
     (
         "RelaxedWhenWaited",
-        &["woken_takes_another_releasers_permit", "unwind_and_move"],
+        &[
+            "woken_takes_another_releasers_permit",
+            "unwind_and_move",
+            "visibility",
+        ],
     ),
     // A timed waiter chosen after its deadline swallows the wake-up. In process neither
     // tool sees it: the shared scenarios release right after the waiters park, long before
@@ -89,13 +103,14 @@ const CELLS: [(&str, &[&str]); 8] = [
         ],
     ),
     // The release stops at the large head: the small request behind it sleeps on. Both
-    // tools in (o) (the order is set up first); TSan also in (u).
+    // tools in (o) in every run (the order is set up first); in (u) Miri at the first seeds
+    // of 4 rounds (not in 16 seeds of one round), TSan in 3 of 4 runs.
     (
         "WeightedLostWakeup",
         &["large_head_small_behind", "woken_out_barged_passes_on"],
     ),
     // Every handoff mints the permits it hands over: more come back than were put in
-    // (`over-issue`), in both under both tools.
+    // (`over-issue`), in both under both tools, in every run.
     (
         "HandoffDoubleCount",
         &["fifo_no_barging", "fifo_keeps_arrival_order"],
@@ -104,13 +119,13 @@ const CELLS: [(&str, &[&str]); 8] = [
 
 /// The shared scenarios ThreadSanitizer cannot check: their threads see `CLOSED` through
 /// a relaxed load followed by `fence(Acquire)` (the semaphore's acquire paths on a closed
-/// word), and TSan does not model fences (its runtime's fence is a plain hardware barrier
-/// that creates no happens-before edge), so it reports the read of the data written before
-/// `close` as a race although `close`'s Release orders it. Measured: both failed the
-/// correct semaphore at once with a `data race` on that read (scenarios.rs, (h) and (i));
-/// Miri and loom, which model fences, pass them. (i) with every waiter parked first is
-/// kept: there `close`'s unpark carries the edge. The same scenarios under `stress/`'s
-/// names are skipped in its run.
+/// word), and TSan does not model fences (its runtime's `AtomicFence` is marked "not
+/// implemented": a hardware barrier, no happens-before edge), so it reports the read of the
+/// data written before `close` as a race although `close`'s Release orders it. Measured:
+/// both failed the correct semaphore at once with a `data race` on that read
+/// (scenarios.rs, (h) and (i)); Miri and loom, which model fences, pass them. (i) with every
+/// waiter parked first is kept: there `close`'s unpark carries the edge. The same scenarios
+/// under `stress/`'s names are skipped in its run.
 const TSAN_FENCE_BLIND: [&str; 2] = ["close_publishes", "close_races_announced_acquirers"];
 
 /// `stress/`'s tests that run [`TSAN_FENCE_BLIND`]'s scenarios.
@@ -136,10 +151,11 @@ struct MiriSizes {
 }
 
 impl MiriSizes {
-    /// `cargo xtask verify --miri`. Four seeds of the correct run: about a minute. Four
-    /// seeds of four rounds per cell: a cell Miri cannot catch costs about 15 s of CPU
-    /// (8 s with both cores free); every cell it catches was caught at the first seed in
-    /// the runs that chose these pairs.
+    /// `cargo xtask verify --miri`. Four seeds of the correct run: 44-79 s. Four seeds of
+    /// four rounds per cell: a cell Miri cannot catch costs 6-8 s with both cores free,
+    /// 11-15 s with another build running; every cell it catches failed within those four
+    /// seeds in each of the three runs here (Miri names the first seed to fail among those
+    /// it runs in parallel, not the lowest).
     ///
     /// One seed of the `stress::` cell (about 18 s): its 50 rounds already vary the moment
     /// of the release, and what keeps Miri blind there is the virtual clock, not the
@@ -151,8 +167,9 @@ impl MiriSizes {
         flaw_rounds: 4,
         stress_seeds: 1,
     };
-    /// `--full`: eight times the schedules of the correct run and of each blind cell
-    /// (about eight times the time, 20-25 minutes here).
+    /// `--full`: eight times the seeds of the correct run, and eight times the rounds
+    /// (seeds times rounds) of each blind cell (about 13 minutes here, estimated from the
+    /// costs above; not timed).
     const FULL: MiriSizes = MiriSizes {
         api_seeds: 8,
         inproc_seeds: 32,
@@ -166,16 +183,18 @@ impl MiriSizes {
 /// TSan here (debug build), except the five that let a 10 ms deadline pass in real time
 /// (about 11 ms each).
 struct TsanSizes {
-    /// Rounds of each scenario against the correct semaphore: 200 take about 25 s for the
-    /// 33 scenarios, most of it the timed ones.
+    /// Rounds of each scenario against the correct semaphore: 200 take about 16 s for the
+    /// 33 scenarios, most of it the five timed ones.
     inproc_rounds: u32,
-    /// Rounds of each (scenario, flaw) cell: 500 leave a blind cell at 0.1-6 s; every cell
-    /// TSan catches was caught within the first 200 rounds in the runs that chose these
-    /// pairs.
+    /// Rounds of each (scenario, flaw) cell. 2 000: TSan's catch of `RelaxedWhenWaited` in
+    /// `visibility` needs them (8 of 10 runs; 2 of 10 at 500); every other cell it catches
+    /// failed within the first 200 in the runs measured here. A blind cell costs 0.5-2 s,
+    /// and 22 s for each of the two timed ones (11 ms a round).
     flaw_rounds: u32,
     /// The watchdog's stall limit in a flaw cell, seconds: a lost wakeup costs its cell this
-    /// long. A round takes milliseconds even under TSan, so 3 s is far above a legitimate
-    /// pause (the correct runs keep the tests' own 10 s).
+    /// long (4.4 s measured, with start-up and the detector's tick). A round takes
+    /// milliseconds even under TSan, so 3 s is far above a legitimate pause (the correct
+    /// runs keep the tests' own 10 s).
     stall_secs: u32,
 }
 
@@ -183,14 +202,14 @@ impl TsanSizes {
     /// `cargo xtask verify --tsan`.
     const QUICK: TsanSizes = TsanSizes {
         inproc_rounds: 200,
-        flaw_rounds: 500,
+        flaw_rounds: 2000,
         stall_secs: 3,
     };
-    /// `--full`: ten times the rounds (about ten times the time of the correct run and of
-    /// each blind cell; the stress tests have no size to raise).
+    /// `--full`: ten times the rounds (about 9 minutes here, estimated from the costs above;
+    /// not timed; the stress tests have no size to raise).
     const FULL: TsanSizes = TsanSizes {
         inproc_rounds: 2000,
-        flaw_rounds: 5000,
+        flaw_rounds: 20000,
         stall_secs: 5,
     };
 }
@@ -397,7 +416,8 @@ fn tests_that_ran(output: &str) -> Vec<String> {
         .flat_map(|l| l.split("inproc ").skip(1))
         .filter_map(|rest| {
             let (name, tail) = rest.split_once(": ")?;
-            let named = !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            let named =
+                !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '_');
             (named && tail.contains(" rounds, flaw ")).then(|| name.to_string())
         })
         .collect();
@@ -796,10 +816,13 @@ fn tsan_cargo(root: &Path, target: &Path) -> Command {
 fn tsan_run(exe: &Path, root: &Path, flaw: &str, rounds: u32, stall_secs: Option<u32>) -> Command {
     let mut cmd = Command::new(exe);
     cmd.current_dir(root)
-        // A report ends the run at once with TSan's exit code (66): without it the report is
-        // printed and the test still passes. After a watchdog stall TSan may also report
-        // the stuck threads as leaked on the way out (exit 66 instead of 86); the stall
-        // report comes first and is what the cell records.
+        // A report ends the run at once with TSan's exit code (66). Without it the harness
+        // goes on and prints `test result: ok` for the test that raced; only the exit code,
+        // which TSan sets to 66 at exit, says otherwise, and the report is tied to no test
+        // (measured: RelaxedOrdering in `visibility`, 2 reports, "1 passed", exit 66). After
+        // a watchdog stall TSan may also report the stuck threads as leaked on the way out
+        // (exit 66 instead of 86); the stall report comes first and is what the cell
+        // records.
         .env("TSAN_OPTIONS", "halt_on_error=1")
         .env("PARKSEMA_FLAW", flaw)
         .env("PARKSEMA_INPROC_ROUNDS", rounds.to_string())
