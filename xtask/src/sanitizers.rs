@@ -136,7 +136,7 @@ const TSAN_FENCE_BLIND_STRESS: [&str; 2] = ["shared_close_publishes", "shared_cl
 /// host threads as there are cores, each seed starting the test harness afresh (about 1.8 s
 /// of CPU before the first test runs); one round of a scenario costs it 0.2-0.6 s.
 struct MiriSizes {
-    /// Seeds of `tests/api.rs` (36 tests, about 9 s of CPU per seed).
+    /// Seeds of `tests/api.rs` (37 tests, about 9 s of CPU per seed).
     api_seeds: u32,
     /// Seeds of the correct semaphore's run of every scenario, one round each (about 24 s
     /// of CPU per seed for the 35 scenarios).
