@@ -5,8 +5,9 @@
 //! state machine compiles unchanged against:
 //!
 //! - `real.rs` (default): std atomics and `parking_lot_core` 0.10;
-//! - `mock.rs` (features `loom` or `shuttle`): the checker's atomics and a mocked park table
-//!   with `parking_lot_core`'s signatures and contract.
+//! - under the features `loom` or `shuttle`: the checker's atomics (`checker.rs`) and the
+//!   workspace crate `parkcheck`, `parking_lot_core` 0.10's park table modelled on that
+//!   checker, adopted by the one import below.
 //!
 //! [`model`] gives the verification suite's scenario bodies the matching threads, `Arc` and
 //! atomics, so one body runs under every build.
@@ -25,8 +26,16 @@ pub(crate) use real::*;
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 mod checker;
 #[cfg(any(feature = "loom", feature = "shuttle"))]
-mod mock;
+pub(crate) use checker::*;
+
+// The park table under the checkers: parkcheck has parking_lot_core's API and contract, so
+// this import is the whole switch.
 #[cfg(any(feature = "loom", feature = "shuttle"))]
-pub(crate) use mock::*;
+use parkcheck as parking_lot_core;
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub(crate) use parking_lot_core::{
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
+    const_fn, now, park, unpark_filter,
+};
 
 pub mod model;

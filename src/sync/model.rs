@@ -24,7 +24,7 @@ pub use shuttle::{
 };
 
 #[cfg(any(feature = "loom", feature = "shuttle"))]
-pub use super::mock::{MockSettings, SPINS, advance_clock, now, with_settings};
+pub use parkcheck::{SPINS, Settings as MockSettings, advance_clock, now, with_settings};
 
 /// The clock deadlines are computed from: `Instant::now` on real threads (under the checkers,
 /// the mocked clock, which only [`advance_clock`] moves).
@@ -60,7 +60,15 @@ pub struct ParkStats {
 /// them; `None` on real threads (the library's own unit tests count the real table).
 pub fn park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
     #[cfg(any(feature = "loom", feature = "shuttle"))]
-    return Some(super::mock::stats(sem.key()));
+    {
+        let s = parkcheck::stats(sem.key());
+        Some(ParkStats {
+            parks: s.parks,
+            unpark_calls: s.unpark_calls,
+            woken: s.woken,
+            most_woken_by_one_call: s.most_woken_by_one_call,
+        })
+    }
     #[cfg(not(any(feature = "loom", feature = "shuttle")))]
     {
         let _ = sem;

@@ -1,0 +1,589 @@
+//! The model's own tests, run under whichever checker is enabled (`cargo test -p parkcheck
+//! --lib --features loom` or `--features shuttle`): what the conformance suite cannot see
+//! from outside (the counters, the settings, the contract checks, the clock).
+
+use super::*;
+use crate::sync::Arc;
+use crate::sync::atomic::{AtomicUsize, Ordering};
+use parking_lot_core::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN};
+
+/// Runs `f` under the checker. Loom's preemption bound is 2: the largest of these tests
+/// (three parked threads plus the main thread polling the table) explores every schedule
+/// with up to 2 preemptions in about a second in the test profile; unbounded it did not
+/// finish in 60 s.
+fn check(f: impl Fn() + Send + Sync + 'static) {
+    #[cfg(feature = "loom")]
+    {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound.get_or_insert(2);
+        builder.check(f);
+    }
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
+    shuttle::check_random(f, 200);
+}
+
+fn queued(key: usize) -> usize {
+    parked(key)
+}
+
+/// Waits (yielding to the checker) until `n` threads are parked on `key`.
+fn wait_queued(key: usize, n: usize) {
+    while queued(key) < n {
+        thread::yield_now();
+    }
+}
+
+#[test]
+fn validate_false_gives_invalid_without_queueing() {
+    check(|| {
+        // SAFETY: key 1 is used by this test only; the callbacks do not call into the
+        // table or unwind.
+        let r = unsafe { park(1, || false, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+        assert_eq!(r, ParkResult::Invalid);
+        assert_eq!(queued(1), 0);
+    });
+}
+
+#[test]
+fn unpark_without_waiter_still_runs_the_callback() {
+    check(|| {
+        let ran = std::cell::Cell::new(false);
+        // SAFETY: as above.
+        let r = unsafe {
+            unpark_one(7, |r| {
+                assert!(!r.have_more_threads && r.unparked_threads == 0);
+                ran.set(true);
+                DEFAULT_UNPARK_TOKEN
+            })
+        };
+        assert!(ran.get(), "the callback must run even with no waiter");
+        assert_eq!((r.unparked_threads, r.have_more_threads), (0, false));
+        // SAFETY: as above.
+        let r = unsafe { unpark_filter(7, |_| FilterOp::Unpark, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!((r.unparked_threads, r.have_more_threads), (0, false));
+        // SAFETY: as above.
+        assert_eq!(unsafe { unpark_all(7, DEFAULT_UNPARK_TOKEN) }, 0);
+    });
+}
+
+/// Parks one thread per key in `keys`; each returns its place in the queue (taken under
+/// the table lock, in `validate`) and its park result.
+fn park_all(keys: &[usize]) -> Vec<thread::JoinHandle<(usize, ParkResult)>> {
+    let order = Arc::new(AtomicUsize::new(0));
+    keys.iter()
+        .map(|&key| {
+            let order = Arc::clone(&order);
+            thread::spawn(move || {
+                let place = std::cell::Cell::new(0);
+                let validate = || {
+                    place.set(order.fetch_add(1, Ordering::Relaxed));
+                    true
+                };
+                // SAFETY: the tests' keys are their own; the callbacks only touch an
+                // atomic and a local.
+                let r =
+                    unsafe { park(key, validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+                (place.get(), r)
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn fifo_per_key() {
+    check(|| {
+        let waiters = park_all(&[1, 1]);
+        wait_queued(1, 2);
+        // SAFETY: the callbacks return constants.
+        let first = unsafe { unpark_one(1, |_| UnparkToken(100)) };
+        assert_eq!((first.unparked_threads, first.have_more_threads), (1, true));
+        // SAFETY: as above.
+        let second = unsafe { unpark_one(1, |_| UnparkToken(200)) };
+        assert_eq!(
+            (second.unparked_threads, second.have_more_threads),
+            (1, false)
+        );
+        let mut results: Vec<_> = waiters.into_iter().map(|h| h.join().unwrap()).collect();
+        results.sort_by_key(|&(place, _)| place);
+        let in_park_order: Vec<_> = results.into_iter().map(|(_, r)| r).collect();
+        assert_eq!(
+            in_park_order,
+            [
+                ParkResult::Unparked(UnparkToken(100)),
+                ParkResult::Unparked(UnparkToken(200))
+            ],
+            "waiters on one key are unparked in the order they parked"
+        );
+    });
+}
+
+#[test]
+fn have_more_threads_counts_the_same_key_only() {
+    check(|| {
+        // Keys 1 and 2 share the one bucket; a waiter on key 2 must not count for key 1.
+        let waiters = park_all(&[2, 1]);
+        wait_queued(1, 1);
+        wait_queued(2, 1);
+        // SAFETY: the callback returns a constant.
+        let r = unsafe { unpark_one(1, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!((r.unparked_threads, r.have_more_threads), (1, false));
+        // SAFETY: as above.
+        let r = unsafe { unpark_filter(2, |_| FilterOp::Unpark, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!((r.unparked_threads, r.have_more_threads), (1, false));
+        for h in waiters {
+            assert!(h.join().unwrap().1.is_unparked());
+        }
+    });
+}
+
+#[test]
+fn filter_sees_waiters_in_order_and_stop_keeps_the_rest() {
+    check(|| {
+        let waiters: Vec<_> = (0..2)
+            .map(|i| {
+                thread::spawn(move || {
+                    // SAFETY: key 3 is this test's; the callbacks return constants.
+                    unsafe { park(3, || true, || {}, |_, _| {}, ParkToken(i), None) }
+                })
+            })
+            .collect();
+        wait_queued(3, 2);
+        let mut seen = Vec::new();
+        // SAFETY: the filter only records tokens; the callback returns a constant.
+        let r = unsafe {
+            unpark_filter(
+                3,
+                |t| {
+                    seen.push(t.0);
+                    if seen.len() == 1 {
+                        FilterOp::Unpark
+                    } else {
+                        FilterOp::Stop
+                    }
+                },
+                |_| DEFAULT_UNPARK_TOKEN,
+            )
+        };
+        assert_eq!((r.unparked_threads, r.have_more_threads), (1, true));
+        assert_eq!(seen.len(), 2);
+        assert_eq!(queued(3), 1);
+        // SAFETY: as above.
+        assert_eq!(unsafe { unpark_all(3, DEFAULT_UNPARK_TOKEN) }, 1);
+        for h in waiters {
+            assert!(h.join().unwrap().is_unparked());
+        }
+    });
+}
+
+#[test]
+fn timeout_removes_the_thread_and_reports_whether_it_was_last() {
+    check(|| {
+        // A timed waiter and an untimed one on key 4; the clock passes the deadline.
+        let deadline = now() + Duration::from_secs(1);
+        let timed = thread::spawn(move || {
+            let last = Arc::new(std::sync::Mutex::new(None));
+            let seen = Arc::clone(&last);
+            // SAFETY: key 4 is this test's; `timed_out` only records its arguments.
+            let r = unsafe {
+                park(
+                    4,
+                    || true,
+                    || {},
+                    move |key, was_last| *seen.lock().unwrap() = Some((key, was_last)),
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            };
+            let recorded = *last.lock().unwrap();
+            (r, recorded)
+        });
+        let untimed = thread::spawn(|| {
+            // SAFETY: as above.
+            unsafe { park(4, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+        });
+        wait_queued(4, 2);
+        advance_clock(Duration::from_secs(2));
+        let (r, recorded) = timed.join().unwrap();
+        assert_eq!(r, ParkResult::TimedOut);
+        assert_eq!(
+            recorded,
+            Some((4, false)),
+            "another thread with key 4 remains"
+        );
+        assert_eq!(queued(4), 1);
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(4, |_| DEFAULT_UNPARK_TOKEN) };
+        assert!(untimed.join().unwrap().is_unparked());
+    });
+}
+
+#[test]
+fn last_waiter_to_time_out_reports_was_last() {
+    check(|| {
+        let deadline = now() + Duration::from_millis(10);
+        let was_last = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let seen = Arc::clone(&was_last);
+        let timed = thread::spawn(move || {
+            // SAFETY: key 5 is this test's; `timed_out` stores one flag.
+            unsafe {
+                park(
+                    5,
+                    || true,
+                    || {},
+                    move |_, last| seen.store(last, std::sync::atomic::Ordering::Relaxed),
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            }
+        });
+        // The clock may move before or after the thread parks: either way it times out,
+        // because nothing unparks it.
+        advance_clock(Duration::from_millis(10));
+        assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
+        assert!(was_last.load(std::sync::atomic::Ordering::Relaxed));
+        assert_eq!(queued(5), 0);
+    });
+}
+
+#[test]
+fn a_timeout_racing_an_unpark_ends_one_way_only() {
+    check(|| {
+        let deadline = now() + Duration::from_secs(1);
+        let timed = thread::spawn(move || {
+            // SAFETY: key 6 is this test's; the callbacks do nothing.
+            unsafe {
+                park(
+                    6,
+                    || true,
+                    || {},
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            }
+        });
+        wait_queued(6, 1);
+        let clock = thread::spawn(|| advance_clock(Duration::from_secs(1)));
+        // SAFETY: the callback returns a constant.
+        let unparked = unsafe { unpark_one(6, |_| UnparkToken(9)) };
+        clock.join().unwrap();
+        let r = timed.join().unwrap();
+        match r {
+            ParkResult::Unparked(UnparkToken(9)) => assert_eq!(unparked.unparked_threads, 1),
+            ParkResult::TimedOut => assert_eq!(unparked.unparked_threads, 0),
+            other => panic!("unexpected park result {other:?}"),
+        }
+    });
+}
+
+#[test]
+fn a_woken_thread_sees_what_its_waker_did_before_unparking() {
+    check(|| {
+        let data = Arc::new(TrackedCell::new(0u32));
+        let seen = Arc::clone(&data);
+        let waiter = thread::spawn(move || {
+            // SAFETY: key 11 is this test's; the callbacks return constants.
+            let r = unsafe { park(11, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+            assert!(r.is_unparked());
+            // SAFETY: the waker wrote before unparking this thread: the one edge the real
+            // crate's futex gives, which loom checks here.
+            seen.with(|v| unsafe { *v })
+        });
+        wait_queued(11, 1);
+        // SAFETY: the waiter reads only once it is unparked below.
+        data.with_mut(|v| unsafe { *v = 3 });
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(11, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!(waiter.join().unwrap(), 3);
+    });
+}
+
+#[test]
+fn stats_count_per_key() {
+    check(|| {
+        let waiters = park_all(&[12, 12, 13]);
+        wait_queued(12, 2);
+        wait_queued(13, 1);
+        // SAFETY: the callbacks return constants.
+        unsafe { unpark_filter(12, |_| FilterOp::Unpark, |_| DEFAULT_UNPARK_TOKEN) };
+        // SAFETY: as above.
+        unsafe { unpark_one(13, |_| DEFAULT_UNPARK_TOKEN) };
+        // SAFETY: as above.
+        unsafe { unpark_one(13, |_| DEFAULT_UNPARK_TOKEN) };
+        for h in waiters {
+            assert!(h.join().unwrap().1.is_unparked());
+        }
+        let twelve = KeyStats {
+            parks: 2,
+            unpark_calls: 1,
+            woken: 2,
+            most_woken_by_one_call: 2,
+            ..KeyStats::default()
+        };
+        let thirteen = KeyStats {
+            parks: 1,
+            unpark_calls: 2,
+            woken: 1,
+            most_woken_by_one_call: 1,
+            ..KeyStats::default()
+        };
+        assert_eq!((stats(12), stats(13)), (twelve, thirteen));
+        assert_eq!(stats(14), KeyStats::default());
+    });
+}
+
+#[test]
+fn spin_wait_spins_a_bounded_number_of_times() {
+    check(|| {
+        for spins in [0, 1, 3] {
+            let settings = Settings {
+                spins,
+                ..Settings::default()
+            };
+            SETTINGS.with(|s| s.set(settings));
+            let mut spin = SpinWait::new();
+            for _ in 0..spins {
+                assert!(spin.spin());
+            }
+            assert!(!spin.spin(), "more than {spins} spins");
+            spin.reset();
+            assert_eq!(spin.spin(), spins > 0, "reset starts the count again");
+        }
+        SETTINGS.with(|s| s.set(Settings::default()));
+    });
+}
+
+#[test]
+#[should_panic(
+    expected = "park-table contract violated: `unpark_one` was called from the `validate` callback"
+)]
+fn reentering_from_a_callback_fails_the_run() {
+    check(|| {
+        // SAFETY: deliberately broken: `validate` calls into the table, which the mock
+        // must catch before anything is locked twice.
+        unsafe {
+            park(
+                8,
+                || {
+                    unpark_one(9, |_| DEFAULT_UNPARK_TOKEN);
+                    false
+                },
+                || {},
+                |_, _| {},
+                DEFAULT_PARK_TOKEN,
+                None,
+            )
+        };
+    });
+}
+
+#[test]
+#[should_panic(
+    expected = "park-table contract violated: the `callback` callback panicked (boom)"
+)]
+fn a_panicking_callback_fails_the_run() {
+    check(|| {
+        // SAFETY: deliberately broken: the callback unwinds.
+        unsafe { unpark_one(10, |_| panic!("boom")) };
+    });
+}
+
+/// A cell loom tracks (a read not ordered after the write is reported); a plain cell under
+/// shuttle, which does not track memory.
+#[cfg(feature = "loom")]
+type TrackedCell<T> = loom::cell::UnsafeCell<T>;
+
+#[cfg(not(feature = "loom"))]
+struct TrackedCell<T>(std::cell::UnsafeCell<T>);
+
+// SAFETY: the one test that uses it orders its accesses by a park and an unpark.
+#[cfg(not(feature = "loom"))]
+unsafe impl<T: Send> Sync for TrackedCell<T> {}
+
+#[cfg(not(feature = "loom"))]
+impl<T> TrackedCell<T> {
+    fn new(value: T) -> Self {
+        TrackedCell(std::cell::UnsafeCell::new(value))
+    }
+    fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+    fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+#[test]
+fn spin_no_yield_counts_towards_spin_and_caps_at_ten() {
+    check(|| {
+        let settings = Settings {
+            spins: 12,
+            ..Settings::default()
+        };
+        SETTINGS.with(|s| s.set(settings));
+        // Two spins without yielding leave ten of the twelve to `spin`.
+        let mut spin = SpinWait::new();
+        spin.spin_no_yield();
+        spin.spin_no_yield();
+        for _ in 0..10 {
+            assert!(spin.spin());
+        }
+        assert!(!spin.spin(), "spin_no_yield must count towards the limit");
+        // Past ten, the count stays at ten (the real crate caps its back-off there).
+        spin.reset();
+        for _ in 0..15 {
+            spin.spin_no_yield();
+        }
+        assert!(spin.spin() && spin.spin(), "the count is capped at ten");
+        assert!(!spin.spin());
+        SETTINGS.with(|s| s.set(Settings::default()));
+    });
+}
+
+#[test]
+fn stats_count_requeues_and_timeouts() {
+    check(|| {
+        let waiters = park_all(&[20, 20]);
+        wait_queued(20, 2);
+        // SAFETY: the callbacks return constants.
+        let r = unsafe {
+            unpark_requeue(20, 21, || RequeueOp::RequeueAll, |_, _| DEFAULT_UNPARK_TOKEN)
+        };
+        assert_eq!(r.requeued_threads, 2);
+        assert_eq!((parked(20), parked(21)), (0, 2));
+        // SAFETY: as above.
+        assert_eq!(unsafe { unpark_all(21, DEFAULT_UNPARK_TOKEN) }, 2);
+        for h in waiters {
+            assert!(h.join().unwrap().1.is_unparked());
+        }
+        let deadline = now() + Duration::from_millis(1);
+        let timed = thread::spawn(move || {
+            // SAFETY: key 22 is this test's; the callbacks do nothing.
+            unsafe { park(22, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, Some(deadline)) }
+        });
+        advance_clock(Duration::from_millis(1));
+        assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
+        let twenty = KeyStats {
+            parks: 2,
+            unpark_calls: 1,
+            requeued: 2,
+            ..KeyStats::default()
+        };
+        let twenty_one = KeyStats {
+            unpark_calls: 1,
+            woken: 2,
+            most_woken_by_one_call: 2,
+            ..KeyStats::default()
+        };
+        let twenty_two = KeyStats {
+            parks: 1,
+            timeouts: 1,
+            ..KeyStats::default()
+        };
+        assert_eq!((stats(20), stats(21), stats(22)), (twenty, twenty_one, twenty_two));
+    });
+}
+
+#[test]
+fn the_clock_moves_only_when_advanced() {
+    check(|| {
+        let start = now();
+        assert_eq!(elapsed(), Duration::ZERO);
+        advance_clock(Duration::from_millis(3));
+        assert_eq!(elapsed(), Duration::from_millis(3));
+        assert_eq!(now() - start, Duration::from_millis(3));
+    });
+}
+
+#[test]
+#[should_panic(
+    expected = "park-table contract violated: `deadlock::acquire_resource` was called from the `callback` callback"
+)]
+fn a_deadlock_function_in_a_callback_fails_the_run() {
+    check(|| {
+        // SAFETY: deliberately broken: the callback calls `acquire_resource`.
+        unsafe {
+            unpark_one(23, |_| {
+                crate::deadlock::acquire_resource(23);
+                DEFAULT_UNPARK_TOKEN
+            })
+        };
+    });
+}
+
+#[test]
+#[should_panic(
+    expected = "park-table contract violated: `deadlock::release_resource` was called from the `validate` callback"
+)]
+fn a_deadlock_release_in_a_callback_fails_the_run() {
+    check(|| {
+        // SAFETY: deliberately broken: `validate` calls `release_resource`.
+        unsafe {
+            park(
+                24,
+                || {
+                    crate::deadlock::release_resource(24);
+                    false
+                },
+                || {},
+                |_, _| {},
+                DEFAULT_PARK_TOKEN,
+                None,
+            )
+        };
+    });
+}
+
+#[test]
+fn deadlock_functions_outside_callbacks_do_nothing() {
+    check(|| {
+        // SAFETY: not called from a callback.
+        unsafe {
+            crate::deadlock::acquire_resource(25);
+            crate::deadlock::release_resource(25);
+        }
+        assert_eq!(parked(25), 0);
+    });
+}
+
+/// Under `Timeouts::CheckerChooses` a timed park with a far deadline and an unpark racing it
+/// end both ways across the checker's executions: the checker, not the clock, chose.
+#[test]
+fn the_checker_chooses_each_timeout() {
+    use std::sync::atomic::AtomicUsize as StdCounter;
+    static TIMED_OUT: StdCounter = StdCounter::new(0);
+    static UNPARKED: StdCounter = StdCounter::new(0);
+    let settings = Settings {
+        timeouts: Timeouts::CheckerChooses,
+        ..Settings::default()
+    };
+    with_settings(settings, || {
+        check(|| {
+            let deadline = now() + Duration::from_secs(3600);
+            let timed = thread::spawn(move || {
+                // SAFETY: key 26 is this test's; the callbacks do nothing.
+                unsafe { park(26, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, Some(deadline)) }
+            });
+            // No waiting for the park: the unpark may come first (then it finds nobody and
+            // the park, queued later, times out) or after it.
+            // SAFETY: the callback returns a constant.
+            let r = unsafe { unpark_one(26, |_| UnparkToken(5)) };
+            match timed.join().unwrap() {
+                ParkResult::TimedOut => {
+                    assert_eq!(r.unparked_threads, 0);
+                    TIMED_OUT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                ParkResult::Unparked(UnparkToken(5)) => {
+                    assert_eq!(r.unparked_threads, 1);
+                    UNPARKED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                }
+                other => panic!("unexpected park result {other:?}"),
+            }
+        })
+    });
+    let (t, u) = (
+        TIMED_OUT.load(std::sync::atomic::Ordering::Relaxed),
+        UNPARKED.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    assert!(t > 0 && u > 0, "both outcomes: {t} timed out, {u} unparked");
+}

@@ -1,0 +1,144 @@
+//! The harness: the three backends a case runs on (OS threads against the real crate, loom,
+//! shuttle), chosen by cfg, and the two things a case needs that differ between real threads
+//! and a checker: a bounded wait for other threads, and a pause inside a callback.
+
+use std::time::Instant;
+
+use parkcheck::sync::atomic::{AtomicUsize, Ordering};
+use parkcheck::sync::thread;
+
+/// The build this binary is, as the report names it.
+pub(crate) const BUILD: &str = if cfg!(feature = "loom") {
+    "loom"
+} else if cfg!(feature = "shuttle") {
+    "shuttle"
+} else {
+    "real"
+};
+
+/// The unit the report counts a case's size in, in this build.
+pub(crate) const UNIT: &str = if cfg!(feature = "loom") {
+    "executions"
+} else if cfg!(feature = "shuttle") {
+    "schedules"
+} else {
+    "runs"
+};
+
+/// How big one case is in each build (the reasons and measured costs are next to each case in
+/// `SIZES`, in `conformance.rs`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizes {
+    /// Loom's preemption bound (`None`: unbounded, every interleaving).
+    pub(crate) loom_bound: Option<usize>,
+    /// Runs on OS threads against the real crate.
+    pub(crate) runs: usize,
+    /// Shuttle schedules per scheduler (random, then PCT with depth 3).
+    pub(crate) schedules: usize,
+}
+
+/// What a size is, in words, for the report and the printed line.
+pub(crate) fn detail(sizes: Sizes) -> String {
+    if cfg!(feature = "loom") {
+        match sizes.loom_bound {
+            Some(b) => format!("bound {b}"),
+            None => "unbounded".to_string(),
+        }
+    } else if cfg!(feature = "shuttle") {
+        format!(
+            "{} random + {} PCT (depth 3)",
+            sizes.schedules, sizes.schedules
+        )
+    } else {
+        "OS threads, real parking_lot_core".to_string()
+    }
+}
+
+/// Runs `body` in this build's backend at `sizes` and returns how many executions, schedules
+/// or runs that was. A failure panics with the case's own message (loom and shuttle resume
+/// the failing thread's panic; on real threads it is the panic itself).
+pub(crate) fn run(sizes: Sizes, body: fn()) -> u64 {
+    #[cfg(feature = "loom")]
+    {
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = sizes.loom_bound;
+        let executions = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counter = std::sync::Arc::clone(&executions);
+        builder.check(move || {
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            body();
+        });
+        executions.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
+    {
+        shuttle::check_random(body, sizes.schedules);
+        shuttle::check_pct(body, sizes.schedules, 3);
+        2 * sizes.schedules as u64
+    }
+    #[cfg(not(any(feature = "loom", feature = "shuttle")))]
+    {
+        for _ in 0..sizes.runs {
+            body();
+        }
+        sizes.runs as u64
+    }
+}
+
+/// The text of a panic payload (empty if it is neither a `String` nor a `&str`).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+        .unwrap_or_default()
+}
+
+/// How long a wait for another thread may take on real threads before it is a failure: far
+/// more than a thread needs to reach the park table on a loaded machine, so it only fires
+/// on a bug (a thread that never parks), and a bug never hangs the suite.
+const REAL_WAIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How many yields a wait may take under a checker before it is a failure. Both checkers run
+/// a yielding thread again only after another has moved, so a wait takes at most as many
+/// yields as the other threads take steps: a few dozen here.
+const MODEL_WAIT_LIMIT: u64 = 10_000;
+
+/// Waits, yielding to the other threads (the checker's `yield_now` under a checker), until
+/// `counter` reaches `n`; `what` says what the wait is for, in the panic that ends a wait that
+/// never ends.
+pub(crate) fn wait_for(counter: &AtomicUsize, n: usize, what: &str) {
+    let start = Instant::now();
+    let mut yields = 0u64;
+    while counter.load(Ordering::SeqCst) < n {
+        if cfg!(any(feature = "loom", feature = "shuttle")) {
+            yields += 1;
+            assert!(
+                yields < MODEL_WAIT_LIMIT,
+                "harness: still waiting for {what} after {yields} yields"
+            );
+        } else {
+            assert!(
+                start.elapsed() < REAL_WAIT_LIMIT,
+                "harness: still waiting for {what} after {REAL_WAIT_LIMIT:?}"
+            );
+        }
+        thread::yield_now();
+    }
+}
+
+/// A pause inside a callback, long enough for another thread to act during it if it can: on
+/// real threads a 1 ms spin (thousands of lock attempts by a thread looping on the table);
+/// under a checker two yields (each a point where the checker may run another thread; the
+/// atomic stores around the pause are such points too).
+pub(crate) fn pause() {
+    if cfg!(any(feature = "loom", feature = "shuttle")) {
+        thread::yield_now();
+        thread::yield_now();
+    } else {
+        let start = Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(1) {
+            std::hint::spin_loop();
+        }
+    }
+}
