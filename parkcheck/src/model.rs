@@ -7,9 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot_core::{
-    FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken,
-};
+use parking_lot_core::{FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken};
 
 use crate::checker::{Mutex, lazy_static, spin_loop, thread, thread_local};
 
@@ -166,6 +164,19 @@ fn deliver(chosen: Vec<Waiter>, token: UnparkToken) {
 /// `before_sleep` must not park or unwind. The model checks the callback rules and fails the
 /// run when one is broken.
 pub unsafe fn park(
+    key: usize,
+    validate: impl FnOnce() -> bool,
+    before_sleep: impl FnOnce(),
+    timed_out: impl FnOnce(usize, bool),
+    park_token: ParkToken,
+    timeout: Option<Instant>,
+) -> ParkResult {
+    park_safe(key, validate, before_sleep, timed_out, park_token, timeout)
+}
+
+/// [`park`]'s body: a safe function, so that `cargo mutants` mutates it (it skips the bodies
+/// of `unsafe fn`s). Nothing in it needs the caller's promises: the model only compares keys.
+fn park_safe(
     key: usize,
     validate: impl FnOnce() -> bool,
     before_sleep: impl FnOnce(),
@@ -331,6 +342,11 @@ pub unsafe fn unpark_one(
     key: usize,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
+    unpark_one_safe(key, callback)
+}
+
+/// [`unpark_one`]'s body, safe so that `cargo mutants` mutates it.
+fn unpark_one_safe(key: usize, callback: impl FnOnce(UnparkResult) -> UnparkToken) -> UnparkResult {
     let mut first = true;
     // Unpark the first waiter with this key; stopping at the next one sets
     // `have_more_threads` exactly when another waiter with this key remains.
@@ -355,6 +371,11 @@ pub unsafe fn unpark_one(
 ///
 /// As `parking_lot_core::unpark_all`: `key` must be an address the caller controls.
 pub unsafe fn unpark_all(key: usize, unpark_token: UnparkToken) -> usize {
+    unpark_all_safe(key, unpark_token)
+}
+
+/// [`unpark_all`]'s body, safe so that `cargo mutants` mutates it.
+fn unpark_all_safe(key: usize, unpark_token: UnparkToken) -> usize {
     unpark_where("unpark_all", key, |_| FilterOp::Unpark, |_| unpark_token).unparked_threads
 }
 
@@ -386,6 +407,16 @@ pub unsafe fn unpark_filter(
 /// As `parking_lot_core::unpark_requeue`: `validate` and `callback` run under the table lock
 /// and must not call into the table or unwind (checked).
 pub unsafe fn unpark_requeue(
+    key_from: usize,
+    key_to: usize,
+    validate: impl FnOnce() -> RequeueOp,
+    callback: impl FnOnce(RequeueOp, UnparkResult) -> UnparkToken,
+) -> UnparkResult {
+    unpark_requeue_safe(key_from, key_to, validate, callback)
+}
+
+/// [`unpark_requeue`]'s body, safe so that `cargo mutants` mutates it.
+fn unpark_requeue_safe(
     key_from: usize,
     key_to: usize,
     validate: impl FnOnce() -> RequeueOp,
@@ -465,6 +496,11 @@ pub mod deadlock {
     /// callback passed to a park-table function.
     pub unsafe fn acquire_resource(key: usize) {
         let _ = key;
+        acquire_resource_safe();
+    }
+
+    /// [`acquire_resource`]'s body, safe so that `cargo mutants` mutates it.
+    fn acquire_resource_safe() {
         super::check_not_in_callback("deadlock::acquire_resource");
     }
 
@@ -477,6 +513,11 @@ pub mod deadlock {
     /// callback passed to a park-table function.
     pub unsafe fn release_resource(key: usize) {
         let _ = key;
+        release_resource_safe();
+    }
+
+    /// [`release_resource`]'s body, safe so that `cargo mutants` mutates it.
+    fn release_resource_safe() {
         super::check_not_in_callback("deadlock::release_resource");
     }
 }

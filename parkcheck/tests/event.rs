@@ -118,7 +118,10 @@ fn set_wakes_every_waiter(make: fn() -> Event) {
     let waiter = {
         let (event, value) = (Arc::clone(&event), Arc::clone(&value));
         thread::spawn(move || {
-            assert!(event.wait_until(None), "an untimed wait returns only once set");
+            assert!(
+                event.wait_until(None),
+                "an untimed wait returns only once set"
+            );
             let seen = value.load(parkcheck::sync::atomic::Ordering::Relaxed);
             assert_eq!(seen, 7, "a waiter sees what the setter did before `set`");
         })
@@ -129,7 +132,10 @@ fn set_wakes_every_waiter(make: fn() -> Event) {
             let deadline = parkcheck::now() + std::time::Duration::from_millis(5);
             if event.wait_until(Some(deadline)) {
                 let seen = value.load(parkcheck::sync::atomic::Ordering::Relaxed);
-                assert_eq!(seen, 7, "a timed waiter that saw `set` sees what came before it");
+                assert_eq!(
+                    seen, 7,
+                    "a timed waiter that saw `set` sees what came before it"
+                );
             }
         })
     };
@@ -164,7 +170,10 @@ mod loom_model {
             .downcast_ref::<String>()
             .cloned()
             .unwrap_or_default();
-        assert!(msg.contains("deadlock"), "the lost wakeup is a deadlock: {msg}");
+        assert!(
+            msg.contains("deadlock"),
+            "the lost wakeup is a deadlock: {msg}"
+        );
     }
 }
 
@@ -188,7 +197,10 @@ mod shuttle_test {
             .downcast_ref::<String>()
             .cloned()
             .unwrap_or_default();
-        assert!(msg.contains("deadlock"), "the lost wakeup is a deadlock: {msg}");
+        assert!(
+            msg.contains("deadlock"),
+            "the lost wakeup is a deadlock: {msg}"
+        );
     }
 }
 

@@ -81,8 +81,7 @@ fn park_all(keys: &[usize]) -> Vec<thread::JoinHandle<(usize, ParkResult)>> {
                 };
                 // SAFETY: the tests' keys are their own; the callbacks only touch an
                 // atomic and a local.
-                let r =
-                    unsafe { park(key, validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+                let r = unsafe { park(key, validate, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
                 (place.get(), r)
             })
         })
@@ -378,9 +377,7 @@ fn reentering_from_a_callback_fails_the_run() {
 }
 
 #[test]
-#[should_panic(
-    expected = "park-table contract violated: the `callback` callback panicked (boom)"
-)]
+#[should_panic(expected = "park-table contract violated: the `callback` callback panicked (boom)")]
 fn a_panicking_callback_fails_the_run() {
     check(|| {
         // SAFETY: deliberately broken: the callback unwinds.
@@ -447,7 +444,12 @@ fn stats_count_requeues_and_timeouts() {
         wait_queued(20, 2);
         // SAFETY: the callbacks return constants.
         let r = unsafe {
-            unpark_requeue(20, 21, || RequeueOp::RequeueAll, |_, _| DEFAULT_UNPARK_TOKEN)
+            unpark_requeue(
+                20,
+                21,
+                || RequeueOp::RequeueAll,
+                |_, _| DEFAULT_UNPARK_TOKEN,
+            )
         };
         assert_eq!(r.requeued_threads, 2);
         assert_eq!((parked(20), parked(21)), (0, 2));
@@ -459,7 +461,16 @@ fn stats_count_requeues_and_timeouts() {
         let deadline = now() + Duration::from_millis(1);
         let timed = thread::spawn(move || {
             // SAFETY: key 22 is this test's; the callbacks do nothing.
-            unsafe { park(22, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, Some(deadline)) }
+            unsafe {
+                park(
+                    22,
+                    || true,
+                    || {},
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            }
         });
         advance_clock(Duration::from_millis(1));
         assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
@@ -480,7 +491,10 @@ fn stats_count_requeues_and_timeouts() {
             timeouts: 1,
             ..KeyStats::default()
         };
-        assert_eq!((stats(20), stats(21), stats(22)), (twenty, twenty_one, twenty_two));
+        assert_eq!(
+            (stats(20), stats(21), stats(22)),
+            (twenty, twenty_one, twenty_two)
+        );
     });
 }
 
@@ -562,7 +576,16 @@ fn the_checker_chooses_each_timeout() {
             let deadline = now() + Duration::from_secs(3600);
             let timed = thread::spawn(move || {
                 // SAFETY: key 26 is this test's; the callbacks do nothing.
-                unsafe { park(26, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, Some(deadline)) }
+                unsafe {
+                    park(
+                        26,
+                        || true,
+                        || {},
+                        |_, _| {},
+                        DEFAULT_PARK_TOKEN,
+                        Some(deadline),
+                    )
+                }
             });
             // No waiting for the park: the unpark may come first (then it finds nobody and
             // the park, queued later, times out) or after it.

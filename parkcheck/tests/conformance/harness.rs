@@ -32,6 +32,10 @@ pub(crate) struct Sizes {
     /// Loom's preemption bound (`None`: unbounded, every interleaving).
     pub(crate) loom_bound: Option<usize>,
     /// Runs on OS threads against the real crate.
+    #[cfg_attr(
+        any(feature = "loom", feature = "shuttle"),
+        allow(dead_code, reason = "read in the real build")
+    )]
     pub(crate) runs: usize,
     /// Shuttle schedules per scheduler (random, then PCT with depth 3).
     pub(crate) schedules: usize,
@@ -50,7 +54,37 @@ pub(crate) fn detail(sizes: Sizes) -> String {
             sizes.schedules, sizes.schedules
         )
     } else {
-        "OS threads, real parking_lot_core".to_string()
+        "OS threads".to_string()
+    }
+}
+
+std::thread_local! {
+    /// The executions, schedules or runs of `body` the current [`run`] has started. Loom and
+    /// shuttle run every model thread on the OS thread that called them, so this counts one
+    /// run's executions only, also when it ends in a failure.
+    static STARTED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Counts one more execution of the running [`run`].
+fn started() {
+    STARTED.with(|s| s.set(s.get() + 1));
+}
+
+/// How many executions, schedules or runs the last [`run`] on this thread started (with a
+/// failure, the failing one included).
+pub(crate) fn runs_started() -> u64 {
+    STARTED.with(std::cell::Cell::get)
+}
+
+/// A number in `0..n` for a case to vary its real-thread timing by: on real threads it
+/// changes from run to run (the run's index, modulo `n`); under a checker it is `n / 2` in
+/// every execution, as a checker needs every execution to take the same decisions given the
+/// same schedule.
+pub(crate) fn vary(n: u64) -> u64 {
+    if cfg!(any(feature = "loom", feature = "shuttle")) {
+        n / 2
+    } else {
+        runs_started() % n
     }
 }
 
@@ -58,34 +92,36 @@ pub(crate) fn detail(sizes: Sizes) -> String {
 /// or runs that was. A failure panics with the case's own message (loom and shuttle resume
 /// the failing thread's panic; on real threads it is the panic itself).
 pub(crate) fn run(sizes: Sizes, body: fn()) -> u64 {
+    STARTED.with(|s| s.set(0));
     #[cfg(feature = "loom")]
     {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = sizes.loom_bound;
-        let executions = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
-        let counter = std::sync::Arc::clone(&executions);
         builder.check(move || {
-            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            started();
             body();
         });
-        executions.load(std::sync::atomic::Ordering::Relaxed)
     }
     #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     {
-        shuttle::check_random(body, sizes.schedules);
-        shuttle::check_pct(body, sizes.schedules, 3);
-        2 * sizes.schedules as u64
+        let counted = move || {
+            started();
+            body();
+        };
+        shuttle::check_random(counted, sizes.schedules);
+        shuttle::check_pct(counted, sizes.schedules, 3);
     }
     #[cfg(not(any(feature = "loom", feature = "shuttle")))]
-    {
-        for _ in 0..sizes.runs {
-            body();
-        }
-        sizes.runs as u64
+    for _ in 0..sizes.runs {
+        started();
+        body();
     }
+    runs_started()
 }
 
-/// The text of a panic payload (empty if it is neither a `String` nor a `&str`).
+/// The text of a panic payload (empty if it is neither a `String` nor a `&str`), for the
+/// catches.
+#[cfg(all(feature = "unfaithful", any(feature = "loom", feature = "shuttle")))]
 pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<String>()
