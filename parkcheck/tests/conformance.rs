@@ -100,13 +100,27 @@ const fn sizes(loom_bound: Option<usize>, runs: usize, schedules: usize) -> Size
     }
 }
 
-/// The size of the case `name`.
+/// The size of the case `name`, deepened for the nightly runs: `PARKSEMA_LOOM_BOUND=N`
+/// raises a bounded loom case to `N` (`cargo xtask verify --loom-bound N`; an unbounded case
+/// stays unbounded), `SHUTTLE_ITERATIONS=K` multiplies the shuttle schedules
+/// (`--shuttle-factor K`).
 fn size_of(name: &str) -> Sizes {
-    SIZES
+    let mut sizes = SIZES
         .iter()
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no size for the conformance case `{name}`"))
-        .1
+        .1;
+    let env = |var: &str| std::env::var(var).ok().and_then(|v| v.parse::<usize>().ok());
+    if let (Some(bound), Some(deeper)) = (sizes.loom_bound, env("PARKSEMA_LOOM_BOUND")) {
+        sizes.loom_bound = Some(bound.max(deeper));
+    }
+    // A case with one schedule has nothing to schedule (the main thread alone).
+    if let Some(factor) = env("SHUTTLE_ITERATIONS")
+        && sizes.schedules > 1
+    {
+        sizes.schedules *= factor.max(1);
+    }
+    sizes
 }
 
 /// Runs the case `name` (whose body is `body`) against the real crate or the faithful model,

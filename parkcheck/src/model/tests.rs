@@ -440,18 +440,18 @@ fn spin_no_yield_counts_towards_spin_and_caps_at_ten() {
 #[test]
 fn stats_count_requeues_and_timeouts() {
     check(|| {
-        let waiters = park_all(&[20, 20]);
-        wait_queued(20, 2);
+        let waiters = park_all(&[20, 20, 20]);
+        wait_queued(20, 3);
         // SAFETY: the callbacks return constants.
         let r = unsafe {
             unpark_requeue(
                 20,
                 21,
-                || RequeueOp::RequeueAll,
+                || RequeueOp::UnparkOneRequeueRest,
                 |_, _| DEFAULT_UNPARK_TOKEN,
             )
         };
-        assert_eq!(r.requeued_threads, 2);
+        assert_eq!((r.unparked_threads, r.requeued_threads), (1, 2));
         assert_eq!((parked(20), parked(21)), (0, 2));
         // SAFETY: as above.
         assert_eq!(unsafe { unpark_all(21, DEFAULT_UNPARK_TOKEN) }, 2);
@@ -475,8 +475,10 @@ fn stats_count_requeues_and_timeouts() {
         advance_clock(Duration::from_millis(1));
         assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
         let twenty = KeyStats {
-            parks: 2,
+            parks: 3,
             unpark_calls: 1,
+            woken: 1,
+            most_woken_by_one_call: 1,
             requeued: 2,
             ..KeyStats::default()
         };
@@ -609,4 +611,160 @@ fn the_checker_chooses_each_timeout() {
         UNPARKED.load(std::sync::atomic::Ordering::Relaxed),
     );
     assert!(t > 0 && u > 0, "both outcomes: {t} timed out, {u} unparked");
+}
+
+#[test]
+#[should_panic(
+    expected = "park-table contract violated: `park` was called from the `before_sleep` callback"
+)]
+fn parking_from_before_sleep_fails_the_run() {
+    check(|| {
+        // SAFETY: deliberately broken: `before_sleep` parks.
+        unsafe {
+            park(
+                27,
+                || true,
+                || {
+                    park(28, || false, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None);
+                },
+                |_, _| {},
+                DEFAULT_PARK_TOKEN,
+                None,
+            )
+        };
+    });
+}
+
+/// `before_sleep` runs after the lock is released, so it may unpark (the real crate allows
+/// it; only parking there is forbidden).
+#[test]
+fn before_sleep_may_unpark() {
+    check(|| {
+        let woken = Arc::new(AtomicUsize::new(usize::MAX));
+        let seen = Arc::clone(&woken);
+        let other = thread::spawn(move || {
+            // SAFETY: key 29 is this test's; the callbacks do nothing.
+            unsafe { park(29, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+        });
+        wait_queued(29, 1);
+        let waiter = thread::spawn(move || {
+            // SAFETY: key 30 is this test's; `before_sleep` unparks another key, as allowed.
+            unsafe {
+                park(
+                    30,
+                    || true,
+                    || {
+                        let n = unpark_all(29, DEFAULT_UNPARK_TOKEN);
+                        seen.store(n, Ordering::Relaxed);
+                    },
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    None,
+                )
+            }
+        });
+        assert!(other.join().unwrap().is_unparked());
+        wait_queued(30, 1);
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(30, |_| DEFAULT_UNPARK_TOKEN) };
+        assert!(waiter.join().unwrap().is_unparked());
+        assert_eq!(woken.load(Ordering::Relaxed), 1, "before_sleep's unpark woke one");
+    });
+}
+
+#[cfg(feature = "shuttle")]
+/// Drops call into the table (as a primitive's guard releasing during unwinding does).
+struct UnparksOnDrop(usize);
+
+#[cfg(feature = "shuttle")]
+impl Drop for UnparksOnDrop {
+    fn drop(&mut self) {
+        // SAFETY: the key is the test's; no callback.
+        unsafe { unpark_all(self.0, DEFAULT_UNPARK_TOKEN) };
+    }
+}
+
+/// A guard that calls into the table while its thread unwinds poisons the table's lock (std
+/// semantics, which shuttle follows); the table must stay usable, since nothing broke the
+/// contract.
+// Shuttle only: its mutex poisons as std's does, which is what the model's handling of
+// poison is for; loom's own bookkeeping does not survive a model thread unwinding while it
+// holds the table lock after a callback broke the contract.
+#[cfg(feature = "shuttle")]
+#[test]
+fn a_table_call_while_unwinding_leaves_the_table_usable() {
+    check(|| {
+        let unwound = catch_unwind(AssertUnwindSafe(|| {
+            let _guard = UnparksOnDrop(31);
+            panic!("a holder panics");
+        }));
+        assert!(unwound.is_err());
+        // The table works on, for every later call.
+        assert_eq!(parked(31), 0);
+        // SAFETY: the callback returns a constant.
+        let r = unsafe { unpark_one(31, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!(r.unparked_threads, 0);
+    });
+}
+
+/// After a callback broke the contract, every later call fails with that reason, except one
+/// made while its thread is already unwinding, which must not turn the first failure into an
+/// abort (a panic while panicking).
+// Shuttle only: its mutex poisons as std's does, which is what the model's handling of
+// poison is for; loom's own bookkeeping does not survive a model thread unwinding while it
+// holds the table lock after a callback broke the contract.
+#[cfg(feature = "shuttle")]
+#[test]
+fn a_broken_table_stays_broken_without_a_second_panic() {
+    check(|| {
+        let broke = catch_unwind(|| {
+            // SAFETY: deliberately broken: the callback unwinds.
+            unsafe { unpark_one(32, |_| panic!("boom")) };
+        });
+        assert!(broke.is_err());
+        let later = catch_unwind(|| parked(32)).map_err(|p| panic_text(&*p));
+        assert_eq!(
+            later.unwrap_err(),
+            "the park table is poisoned: an earlier callback broke the contract"
+        );
+        let unwinding = catch_unwind(AssertUnwindSafe(|| {
+            let _guard = UnparksOnDrop(32);
+            panic!("the first failure");
+        }))
+        .map_err(|p| panic_text(&*p));
+        assert_eq!(unwinding.unwrap_err(), "the first failure");
+    });
+}
+
+#[cfg(feature = "shuttle")]
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+/// The `SpuriousReturn` variant returns without an unpark and leaves the queue (so that what
+/// the conformance suite sees is the early return alone, not a stale queue entry).
+#[cfg(feature = "unfaithful")]
+#[test]
+fn the_spurious_variant_returns_early_and_leaves_the_queue() {
+    let settings = Settings {
+        unfaithful: Some(Unfaithful::SpuriousReturn),
+        ..Settings::default()
+    };
+    with_settings(settings, || {
+        check(|| {
+            let other = thread::spawn(|| {
+                // SAFETY: key 33 is this test's; the callbacks do nothing.
+                unsafe { park(33, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+            });
+            // SAFETY: as above.
+            let r = unsafe { park(33, || true, || {}, |_, _| {}, ParkToken(1), None) };
+            assert_eq!(r, ParkResult::Unparked(DEFAULT_UNPARK_TOKEN));
+            assert!(other.join().unwrap().is_unparked());
+            assert_eq!(parked(33), 0, "the variant leaves the queue it returned from");
+        })
+    });
 }

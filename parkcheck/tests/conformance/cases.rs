@@ -990,7 +990,11 @@ pub(crate) fn no_spurious_returns() {
             UnparkToken(3)
         })
     };
-    assert_eq!(counts(r), (1, 0, false), "the parked thread was found");
+    assert_eq!(
+        counts(r),
+        (1, 0, false),
+        "no spurious returns: the thread that parked was still parked at the unpark"
+    );
     join_all(vec![waiter]);
 }
 
