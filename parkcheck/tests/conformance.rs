@@ -110,7 +110,11 @@ fn size_of(name: &str) -> Sizes {
         .find(|(n, _)| *n == name)
         .unwrap_or_else(|| panic!("no size for the conformance case `{name}`"))
         .1;
-    let env = |var: &str| std::env::var(var).ok().and_then(|v| v.parse::<usize>().ok());
+    let env = |var: &str| {
+        std::env::var(var)
+            .ok()
+            .and_then(|v| v.parse::<usize>().ok())
+    };
     if let (Some(bound), Some(deeper)) = (sizes.loom_bound, env("PARKSEMA_LOOM_BOUND")) {
         sizes.loom_bound = Some(bound.max(deeper));
     }

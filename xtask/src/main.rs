@@ -90,6 +90,11 @@ enum Task {
         /// arguments in `PARKSEMA_MUTANTS_ARGS` (e.g. `--shard 1/8`).
         #[arg(long)]
         mutants: bool,
+        /// Add the park-table model's mutation testing: `cargo mutants` on `parkcheck`
+        /// (settings in `parkcheck/mutants.toml`), with the arguments in
+        /// `PARKSEMA_MUTANTS_ARGS`.
+        #[arg(long)]
+        model_mutants: bool,
         /// Also write the report as JSON to this file (schema: `docs/report.md`).
         #[arg(long)]
         json: Option<PathBuf>,
@@ -142,6 +147,7 @@ fn main() -> ExitCode {
             miri,
             tsan,
             mutants,
+            model_mutants,
             json,
         } => {
             let steps = if builds.is_empty() {
@@ -154,6 +160,7 @@ fn main() -> ExitCode {
                     (miri, verify::Step::Miri),
                     (tsan, verify::Step::Tsan),
                     (mutants, verify::Step::Mutants),
+                    (model_mutants, verify::Step::ModelMutants),
                 ] {
                     if on {
                         steps.push(step);

@@ -65,6 +65,27 @@ pub(crate) const ROWS: [&str; 10] = [
 /// The columns of the matrix, in order.
 pub(crate) const COLUMNS: [&str; 6] = ["real", "loom", "shuttle", "proptest", "miri", "tsan"];
 
+/// The rows of the second table: the park-table model's unfaithful variants (`parkcheck`'s
+/// feature `unfaithful`), which its conformance suite must catch, and the other primitives'
+/// deliberate flaws (`condvar/`, `rwlock/`), with the reader-writer lock on a `Barging`
+/// semaphore, whose writer-progress check must fail.
+pub(crate) const MODEL_ROWS: [&str; 11] = [
+    "model Lifo",
+    "model OtherKeysCount",
+    "model CallbackOutsideLock",
+    "model TimedOutOriginalKey",
+    "model SpuriousReturn",
+    "condvar RequeueWithoutParkedBit",
+    "condvar UnlockBeforePark",
+    "condvar TimeoutIgnoresRequeue",
+    "condvar RelaxedUnlock",
+    "rwlock WriterShort",
+    "rwlock mode Barging",
+];
+
+/// The columns of the second table.
+pub(crate) const MODEL_COLUMNS: [&str; 3] = ["real", "loom", "shuttle"];
+
 const X86: &str = "x86-64: every locked read-modify-write is a full barrier, so the hardware orders \
                    the holders whatever the orderings say";
 const SEQCST: &str = "shuttle runs every atomic operation as SeqCst";
@@ -323,5 +344,193 @@ pub(crate) fn expected() -> Vec<Cell> {
         add(flaw, "miri", check, miri);
         add(flaw, "tsan", check, tsan);
     }
+    model_cells(&mut add);
     cells
+}
+
+/// The second table's cells: `parkcheck`'s conformance suite against each unfaithful variant
+/// (`parkcheck/tests/conformance.rs`, `catches` and `unrelated_cases_pass`), the condition
+/// variable's and the reader-writer lock's catch tests (`condvar/tests`, `rwlock/tests`).
+fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Expect)) {
+    const ONE_PER_KEY: &str = "one thread per key: no order to reverse";
+    const ONE_KEY: &str = "one key only: no other key to count";
+    const NO_CALL: &str = "no thread calls into the table while a callback runs";
+    const NO_REQUEUE: &str = "no timed park is requeued";
+    const NONE_QUEUED: &str = "no thread is queued";
+    for build in ["loom", "shuttle"] {
+        for (flaw, check, expect) in [
+            ("model Lifo", "conformance fifo_unpark_one", Catch),
+            ("model Lifo", "conformance fifo_unpark_filter", Catch),
+            ("model Lifo", "conformance filter_skip_and_stop", Catch),
+            ("model Lifo", "conformance requeue_all", Catch),
+            ("model Lifo", "conformance have_more_unpark_one", Blind(ONE_PER_KEY)),
+            (
+                "model Lifo",
+                "conformance timed_out_gets_current_key",
+                Blind(ONE_PER_KEY),
+            ),
+            ("model OtherKeysCount", "conformance have_more_unpark_one", Catch),
+            (
+                "model OtherKeysCount",
+                "conformance have_more_unpark_filter",
+                Catch,
+            ),
+            (
+                "model OtherKeysCount",
+                "conformance have_more_unpark_requeue",
+                Catch,
+            ),
+            (
+                "model OtherKeysCount",
+                "conformance fifo_unpark_one",
+                Blind(ONE_KEY),
+            ),
+            (
+                "model OtherKeysCount",
+                "conformance timed_out_not_last",
+                Blind(ONE_KEY),
+            ),
+            (
+                "model CallbackOutsideLock",
+                "conformance under_lock_unpark_one",
+                Catch,
+            ),
+            (
+                "model CallbackOutsideLock",
+                "conformance under_lock_unpark_filter",
+                Catch,
+            ),
+            (
+                "model CallbackOutsideLock",
+                "conformance under_lock_unpark_requeue",
+                Catch,
+            ),
+            (
+                "model CallbackOutsideLock",
+                "conformance fifo_unpark_one",
+                Blind(NO_CALL),
+            ),
+            (
+                "model CallbackOutsideLock",
+                "conformance have_more_unpark_one",
+                Blind(NO_CALL),
+            ),
+            (
+                "model TimedOutOriginalKey",
+                "conformance timed_out_gets_current_key",
+                Catch,
+            ),
+            (
+                "model TimedOutOriginalKey",
+                "conformance timed_out_not_last",
+                Blind(NO_REQUEUE),
+            ),
+            (
+                "model TimedOutOriginalKey",
+                "conformance fifo_unpark_one",
+                Blind(NO_REQUEUE),
+            ),
+            ("model SpuriousReturn", "conformance no_spurious_returns", Catch),
+            (
+                "model SpuriousReturn",
+                "conformance validate_false_is_invalid",
+                Blind(NONE_QUEUED),
+            ),
+            (
+                "model SpuriousReturn",
+                "conformance unpark_without_waiters",
+                Blind(NONE_QUEUED),
+            ),
+        ] {
+            add(flaw, build, check, expect);
+        }
+    }
+    // The condition variable and its mutex (`condvar/tests`; loom and real threads in child
+    // processes, loom's deadlock report aborting its process). The real-thread catch tests
+    // themselves require the catch within their stated tries.
+    for (flaw, build, check) in [
+        (
+            "condvar RequeueWithoutParkedBit",
+            "real",
+            "condvar notify_all requeue",
+        ),
+        (
+            "condvar RequeueWithoutParkedBit",
+            "loom",
+            "condvar notify_all requeue",
+        ),
+        (
+            "condvar RequeueWithoutParkedBit",
+            "loom",
+            "condvar notify_all wake one, requeue rest",
+        ),
+        (
+            "condvar RequeueWithoutParkedBit",
+            "shuttle",
+            "condvar notify_all requeue",
+        ),
+        ("condvar UnlockBeforePark", "real", "condvar wait/notify_one"),
+        ("condvar UnlockBeforePark", "loom", "condvar wait/notify_one"),
+        (
+            "condvar UnlockBeforePark",
+            "loom",
+            "condvar wait/notify_one after unlock",
+        ),
+        ("condvar UnlockBeforePark", "shuttle", "condvar wait/notify_one"),
+        (
+            "condvar TimeoutIgnoresRequeue",
+            "real",
+            "condvar timed wait requeued past its deadline",
+        ),
+        (
+            "condvar TimeoutIgnoresRequeue",
+            "loom",
+            "condvar timed wait races notify_all",
+        ),
+        (
+            "condvar TimeoutIgnoresRequeue",
+            "loom",
+            "condvar timed wait requeued past its deadline",
+        ),
+        (
+            "condvar TimeoutIgnoresRequeue",
+            "shuttle",
+            "condvar timed wait races notify_all",
+        ),
+        (
+            "condvar TimeoutIgnoresRequeue",
+            "shuttle",
+            "condvar timed wait requeued past its deadline",
+        ),
+        ("condvar RelaxedUnlock", "loom", "condvar mutex mutual exclusion"),
+    ] {
+        add(flaw, build, check, Catch);
+    }
+    add(
+        "condvar RelaxedUnlock",
+        "shuttle",
+        "condvar mutex mutual exclusion",
+        Blind(SEQCST),
+    );
+    add(
+        "condvar RelaxedUnlock",
+        "real",
+        "condvar mutex mutual exclusion",
+        Blind(X86),
+    );
+    // The reader-writer lock (`rwlock/tests`): the exclusion checks against a writer that
+    // takes one permit too few, and the writer-progress check against a `Barging` semaphore
+    // (caught on real threads in try 1 of at most 50 and 20, 10 of 10 runs).
+    for (flaw, build, check) in [
+        ("rwlock WriterShort", "real", "rwlock exclusion"),
+        ("rwlock WriterShort", "loom", "rwlock exclusion"),
+        ("rwlock WriterShort", "loom", "rwlock exclusion (no yields)"),
+        ("rwlock WriterShort", "shuttle", "rwlock exclusion"),
+        ("rwlock WriterShort", "shuttle", "rwlock exclusion (PCT)"),
+        ("rwlock mode Barging", "real", "rwlock writer progress"),
+        ("rwlock mode Barging", "shuttle", "rwlock writer progress"),
+        ("rwlock mode Barging", "shuttle", "rwlock writer progress (PCT)"),
+    ] {
+        add(flaw, build, check, Catch);
+    }
 }

@@ -74,12 +74,65 @@ pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
     }
 }
 
-/// `cargo xtask verify --mutants`: runs `cargo mutants` with the arguments in
-/// `PARKSEMA_MUTANTS_ARGS` (split on whitespace; e.g. `--shard 2/8` or `--in-diff FILE`;
-/// none: every mutant) and returns its outcome as a check record, and whether no mutant was
-/// missed or timed out. An error if cargo-mutants is missing (with the command that installs
-/// it) or left no outcome.
-pub(crate) fn mutants_records(root: &Path) -> Result<(Vec<crate::report::Record>, bool), String> {
+/// What `cargo xtask verify`'s mutants step mutates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Of {
+    /// The semaphore (`src/`, settings in `.cargo/mutants.toml`; `--mutants`).
+    Semaphore,
+    /// The park-table model (`parkcheck/src/model.rs`, settings in `parkcheck/mutants.toml`;
+    /// `--model-mutants`).
+    Model,
+}
+
+impl Of {
+    /// The arguments that select it.
+    fn args(self) -> Vec<String> {
+        match self {
+            Of::Semaphore => Vec::new(),
+            Of::Model => ["--config", "parkcheck/mutants.toml", "-p", "parkcheck"]
+                .map(str::to_string)
+                .to_vec(),
+        }
+    }
+
+    /// Where cargo-mutants writes its outcome (`mutants.out` under this directory).
+    fn output_dir(self, root: &Path) -> PathBuf {
+        match self {
+            Of::Semaphore => root.to_path_buf(),
+            Of::Model => root.join("target").join("mutants-parkcheck"),
+        }
+    }
+
+    /// The `mutants.out` directory.
+    pub(crate) fn output(self, root: &Path) -> PathBuf {
+        self.output_dir(root).join("mutants.out")
+    }
+
+    /// The command, as the report shows it.
+    pub(crate) fn command(self) -> String {
+        let mut parts = vec!["cargo".to_string(), "mutants".to_string()];
+        parts.extend(self.args());
+        parts.join(" ")
+    }
+
+    /// The check's name in the report.
+    fn check(self) -> &'static str {
+        match self {
+            Of::Semaphore => "cargo mutants",
+            Of::Model => "cargo mutants parkcheck",
+        }
+    }
+}
+
+/// `cargo xtask verify --mutants` (or `--model-mutants`): runs `cargo mutants` on `of` with
+/// the arguments in `PARKSEMA_MUTANTS_ARGS` (split on whitespace; e.g. `--shard 2/8` or
+/// `--in-diff FILE`; none: every mutant) and returns its outcome as a check record, and
+/// whether no mutant was missed or timed out. An error if cargo-mutants is missing (with the
+/// command that installs it) or left no outcome.
+pub(crate) fn mutants_records(
+    root: &Path,
+    of: Of,
+) -> Result<(Vec<crate::report::Record>, bool), String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
     let installed = Command::new(&cargo)
         .args(["mutants", "--version"])
@@ -100,19 +153,21 @@ pub(crate) fn mutants_records(root: &Path) -> Result<(Vec<crate::report::Record>
         .collect();
     let start = Instant::now();
     // cargo-mutants exits non-zero when a mutant is missed; the outcome says which.
-    run(Command::new(&cargo)
-        .current_dir(root)
-        .arg("mutants")
-        .args(&args));
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(root).arg("mutants").args(of.args()).args(&args);
+    if of == Of::Model {
+        cmd.arg("--output").arg(of.output_dir(root));
+    }
+    run(&mut cmd);
     let secs = start.elapsed().as_secs_f64();
-    let json = root.join("mutants.out").join("outcomes.json");
+    let json = of.output(root).join("outcomes.json");
     let o: Outcomes = fs::read_to_string(&json)
         .map_err(|e| e.to_string())
         .and_then(|s| serde_json::from_str(&s).map_err(|e| e.to_string()))
         .map_err(|e| format!("no outcome in {}: {e}", json.display()))?;
     let record = crate::report::Record::Check {
         build: "mutants".to_string(),
-        check: "cargo mutants".to_string(),
+        check: of.check().to_string(),
         count: o.caught as u64,
         unit: format!("of {} mutants caught", o.total_mutants),
         detail: format!(

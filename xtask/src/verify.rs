@@ -48,9 +48,12 @@ pub(crate) enum Step {
     /// Real `parking_lot_core`, real threads (release build): stress, API, proptest, the
     /// real-thread catch tests and their matrix, and the soak's short runs.
     Real,
-    /// Loom's atomics and the mocked park table.
+    /// Loom's atomics and parkcheck's park-table model: the semaphore's models, parkcheck's
+    /// conformance suite and unfaithful variants, the condition variable's and the
+    /// reader-writer lock's models.
     Loom,
-    /// Shuttle's atomics and the mocked park table (and the shuttle-driven proptest).
+    /// Shuttle's atomics and parkcheck's park-table model (and the shuttle-driven proptest),
+    /// with the same suites as `Loom`.
     Shuttle,
     /// Miri on the real build (`--miri`).
     Miri,
@@ -58,6 +61,9 @@ pub(crate) enum Step {
     Tsan,
     /// `cargo mutants` (`--mutants`).
     Mutants,
+    /// `cargo mutants` on the park-table model, `parkcheck` (`--model-mutants`; settings in
+    /// `parkcheck/mutants.toml`): its conformance suite and own tests against each mutant.
+    ModelMutants,
 }
 
 impl Step {
@@ -69,10 +75,14 @@ impl Step {
             Step::Miri => "miri",
             Step::Tsan => "tsan",
             Step::Mutants => "mutants",
+            Step::ModelMutants => "model-mutants",
         }
     }
 
-    /// The `cargo test` arguments of a cargo-test step.
+    /// The `cargo test` arguments of a cargo-test step: the semaphore's suite, the park-table
+    /// model's (`parkcheck`: its conformance suite and, under the checkers, its unfaithful
+    /// variants) and the two other primitives' (`parksema-condvar`, `parksema-rwlock`), each
+    /// with its deliberate flaws compiled in.
     fn cargo_test_args(self) -> &'static [&'static str] {
         match self {
             // One test thread: the stress scenarios start up to 33 threads each and are meant
@@ -80,16 +90,54 @@ impl Step {
             Step::Real => &[
                 "test",
                 "--release",
+                "-p",
+                "parksema",
+                "-p",
+                "watchdog",
+                "-p",
+                "parkcheck",
+                "-p",
+                "parksema-condvar",
+                "-p",
+                "parksema-rwlock",
                 "--features",
-                "broken_sema",
+                "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
                 "--test-threads",
                 "1",
             ],
             // The test profile: debug assertions on, dependencies (loom) optimized.
-            Step::Loom => &["test", "--features", "loom,broken_sema"],
-            Step::Shuttle => &["test", "--features", "shuttle,broken_sema"],
-            Step::Miri | Step::Tsan | Step::Mutants => &[],
+            Step::Loom => &[
+                "test",
+                "-p",
+                "parksema",
+                "-p",
+                "parkcheck",
+                "-p",
+                "parksema-condvar",
+                "-p",
+                "parksema-rwlock",
+                "--features",
+                "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
+                 parksema-condvar/loom,parksema-condvar/broken_condvar,\
+                 parksema-rwlock/loom,parksema-rwlock/broken_rwlock",
+            ],
+            Step::Shuttle => &[
+                "test",
+                "-p",
+                "parksema",
+                "-p",
+                "parkcheck",
+                "-p",
+                "parksema-condvar",
+                "-p",
+                "parksema-rwlock",
+                "--features",
+                "parksema/shuttle,parksema/broken_sema,parkcheck/shuttle,parkcheck/unfaithful,\
+                 parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
+                 parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock",
+            ],
+            Step::Miri | Step::Tsan | Step::Mutants | Step::ModelMutants => &[],
         }
     }
 }
@@ -254,20 +302,27 @@ pub(crate) fn verify(settings: Settings, steps: &[Step], json: Option<&Path>) ->
                     Err(e) => failed_step(step, &format!("xtask {}", step.name()), &e, started),
                 }
             }
-            Step::Mutants => {
+            Step::Mutants | Step::ModelMutants => {
                 let started = Instant::now();
                 announce(step);
-                match crate::mutants::mutants_records(&root) {
+                let of = if step == Step::Mutants {
+                    crate::mutants::Of::Semaphore
+                } else {
+                    crate::mutants::Of::Model
+                };
+                match crate::mutants::mutants_records(&root, of) {
                     Ok((records, passed)) => {
                         extra_records.extend(records);
+                        let out = of.output(&root);
                         StepOutcome {
                             step,
-                            command: "cargo mutants".to_string(),
+                            command: of.command(),
                             passed,
                             secs: started.elapsed().as_secs_f64(),
-                            log: Some(root.join("mutants.out")),
-                            failure: (!passed)
-                                .then(|| "mutants missed or timed out: see mutants.out".into()),
+                            failure: (!passed).then(|| {
+                                format!("mutants missed or timed out: see {}", out.display())
+                            }),
+                            log: Some(out),
                             tests: Vec::new(),
                         }
                     }
@@ -826,48 +881,13 @@ fn render(r: &Report) -> String {
          column caught it, and the fastest time to the catch; `blind` where every check there \
          is expected not to (and did not); a `!` marks a cell that failed its expectation.\n"
     );
+    matrix_table(&mut s, r, &matrix::ROWS, &matrix::COLUMNS);
     let _ = writeln!(
         s,
-        "| flaw | {} |\n|---|{}",
-        matrix::COLUMNS.join(" | "),
-        "---|".repeat(matrix::COLUMNS.len())
+        "\nThe park-table model's unfaithful variants (parkcheck's conformance suite must catch \
+         them) and the other primitives' flaws:\n"
     );
-    for row in matrix::ROWS {
-        let mut line = format!("| {row} |");
-        for col in matrix::COLUMNS {
-            let cells: Vec<&CellRow> = r
-                .cells
-                .iter()
-                .filter(|c| c.flaw == row && c.build == col && !c.runs.is_empty())
-                .collect();
-            let bad = r.cells.iter().any(|c| {
-                c.flaw == row && c.build == col && c.verdict != "ok" && c.verdict != "not run"
-            });
-            let text = if cells.is_empty() {
-                "–".to_string()
-            } else {
-                let caught = cells
-                    .iter()
-                    .filter(|c| c.runs.iter().any(Option::is_some))
-                    .count();
-                let fastest = cells
-                    .iter()
-                    .filter_map(|c| c.time_to_catch)
-                    .min_by(f64::total_cmp);
-                let blind = cells
-                    .iter()
-                    .all(|c| matches!(c.expect, Some(Expect::Blind(_))));
-                match (caught, fastest) {
-                    (0, _) if blind => format!("blind (0/{})", cells.len()),
-                    (0, _) => format!("0/{}", cells.len()),
-                    (k, Some(t)) => format!("{k}/{} in {}", cells.len(), secs(t)),
-                    (k, None) => format!("{k}/{}", cells.len()),
-                }
-            };
-            let _ = write!(line, " {}{text} |", if bad { "! " } else { "" });
-        }
-        let _ = writeln!(s, "{line}");
-    }
+    matrix_table(&mut s, r, &matrix::MODEL_ROWS, &matrix::MODEL_COLUMNS);
     let _ = writeln!(
         s,
         "\n### Cells\n\n| flaw | column | check | expected | runs caught | time to catch | verdict |\n|---|---|---|---|---|---|---|"
@@ -913,6 +933,52 @@ fn render(r: &Report) -> String {
         }
     }
     s
+}
+
+/// One flaws × columns table of the report.
+fn matrix_table(s: &mut String, r: &Report, rows: &[&str], columns: &[&str]) {
+    let _ = writeln!(
+        *s,
+        "| flaw | {} |\n|---|{}",
+        columns.join(" | "),
+        "---|".repeat(columns.len())
+    );
+    for &row in rows {
+        let mut line = format!("| {row} |");
+        for &col in columns {
+            let cells: Vec<&CellRow> = r
+                .cells
+                .iter()
+                .filter(|c| c.flaw == row && c.build == col && !c.runs.is_empty())
+                .collect();
+            let bad = r.cells.iter().any(|c| {
+                c.flaw == row && c.build == col && c.verdict != "ok" && c.verdict != "not run"
+            });
+            let text = if cells.is_empty() {
+                "–".to_string()
+            } else {
+                let caught = cells
+                    .iter()
+                    .filter(|c| c.runs.iter().any(Option::is_some))
+                    .count();
+                let fastest = cells
+                    .iter()
+                    .filter_map(|c| c.time_to_catch)
+                    .min_by(f64::total_cmp);
+                let blind = cells
+                    .iter()
+                    .all(|c| matches!(c.expect, Some(Expect::Blind(_))));
+                match (caught, fastest) {
+                    (0, _) if blind => format!("blind (0/{})", cells.len()),
+                    (0, _) => format!("0/{}", cells.len()),
+                    (k, Some(t)) => format!("{k}/{} in {}", cells.len(), secs(t)),
+                    (k, None) => format!("{k}/{}", cells.len()),
+                }
+            };
+            let _ = write!(line, " {}{text} |", if bad { "! " } else { "" });
+        }
+        let _ = writeln!(*s, "{line}");
+    }
 }
 
 fn secs(t: f64) -> String {

@@ -668,7 +668,11 @@ fn before_sleep_may_unpark() {
         // SAFETY: the callback returns a constant.
         unsafe { unpark_one(30, |_| DEFAULT_UNPARK_TOKEN) };
         assert!(waiter.join().unwrap().is_unparked());
-        assert_eq!(woken.load(Ordering::Relaxed), 1, "before_sleep's unpark woke one");
+        assert_eq!(
+            woken.load(Ordering::Relaxed),
+            1,
+            "before_sleep's unpark woke one"
+        );
     });
 }
 
@@ -764,7 +768,11 @@ fn the_spurious_variant_returns_early_and_leaves_the_queue() {
             let r = unsafe { park(33, || true, || {}, |_, _| {}, ParkToken(1), None) };
             assert_eq!(r, ParkResult::Unparked(DEFAULT_UNPARK_TOKEN));
             assert!(other.join().unwrap().is_unparked());
-            assert_eq!(parked(33), 0, "the variant leaves the queue it returned from");
+            assert_eq!(
+                parked(33),
+                0,
+                "the variant leaves the queue it returned from"
+            );
         })
     });
 }
