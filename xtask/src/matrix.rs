@@ -363,13 +363,21 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
             ("model Lifo", "conformance fifo_unpark_filter", Catch),
             ("model Lifo", "conformance filter_skip_and_stop", Catch),
             ("model Lifo", "conformance requeue_all", Catch),
-            ("model Lifo", "conformance have_more_unpark_one", Blind(ONE_PER_KEY)),
+            (
+                "model Lifo",
+                "conformance have_more_unpark_one",
+                Blind(ONE_PER_KEY),
+            ),
             (
                 "model Lifo",
                 "conformance timed_out_gets_current_key",
                 Blind(ONE_PER_KEY),
             ),
-            ("model OtherKeysCount", "conformance have_more_unpark_one", Catch),
+            (
+                "model OtherKeysCount",
+                "conformance have_more_unpark_one",
+                Catch,
+            ),
             (
                 "model OtherKeysCount",
                 "conformance have_more_unpark_filter",
@@ -430,7 +438,11 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
                 "conformance fifo_unpark_one",
                 Blind(NO_REQUEUE),
             ),
-            ("model SpuriousReturn", "conformance no_spurious_returns", Catch),
+            (
+                "model SpuriousReturn",
+                "conformance no_spurious_returns",
+                Catch,
+            ),
             (
                 "model SpuriousReturn",
                 "conformance validate_false_is_invalid",
@@ -469,14 +481,26 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
             "shuttle",
             "condvar notify_all requeue",
         ),
-        ("condvar UnlockBeforePark", "real", "condvar wait/notify_one"),
-        ("condvar UnlockBeforePark", "loom", "condvar wait/notify_one"),
+        (
+            "condvar UnlockBeforePark",
+            "real",
+            "condvar wait/notify_one",
+        ),
+        (
+            "condvar UnlockBeforePark",
+            "loom",
+            "condvar wait/notify_one",
+        ),
         (
             "condvar UnlockBeforePark",
             "loom",
             "condvar wait/notify_one after unlock",
         ),
-        ("condvar UnlockBeforePark", "shuttle", "condvar wait/notify_one"),
+        (
+            "condvar UnlockBeforePark",
+            "shuttle",
+            "condvar wait/notify_one",
+        ),
         (
             "condvar TimeoutIgnoresRequeue",
             "real",
@@ -502,7 +526,11 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
             "shuttle",
             "condvar timed wait requeued past its deadline",
         ),
-        ("condvar RelaxedUnlock", "loom", "condvar mutex mutual exclusion"),
+        (
+            "condvar RelaxedUnlock",
+            "loom",
+            "condvar mutex mutual exclusion",
+        ),
     ] {
         add(flaw, build, check, Catch);
     }
@@ -529,7 +557,11 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
         ("rwlock WriterShort", "shuttle", "rwlock exclusion (PCT)"),
         ("rwlock mode Barging", "real", "rwlock writer progress"),
         ("rwlock mode Barging", "shuttle", "rwlock writer progress"),
-        ("rwlock mode Barging", "shuttle", "rwlock writer progress (PCT)"),
+        (
+            "rwlock mode Barging",
+            "shuttle",
+            "rwlock writer progress (PCT)",
+        ),
     ] {
         add(flaw, build, check, Catch);
     }

@@ -154,7 +154,10 @@ pub(crate) fn mutants_records(
     let start = Instant::now();
     // cargo-mutants exits non-zero when a mutant is missed; the outcome says which.
     let mut cmd = Command::new(&cargo);
-    cmd.current_dir(root).arg("mutants").args(of.args()).args(&args);
+    cmd.current_dir(root)
+        .arg("mutants")
+        .args(of.args())
+        .args(&args);
     if of == Of::Model {
         cmd.arg("--output").arg(of.output_dir(root));
     }
