@@ -1,7 +1,8 @@
 //! Loom models: every interleaving within each model's stated preemption bound of the shared
 //! scenarios at tiny sizes, with the semaphore compiled against loom's atomics and the mocked
-//! park table. Run with `cargo test --features loom` (add `--release` for speed; the test
-//! profile keeps debug assertions on either way, see the workspace `Cargo.toml`).
+//! park table (`parkcheck`). Run with `cargo test --features loom` (add `--release` for
+//! speed; the test profile keeps debug assertions on either way, see the workspace
+//! `Cargo.toml`).
 //!
 //! Every model is one row of [`MODELS`]: its scenario, its bound, and next to it the number
 //! of executions and the time measured in the test profile on the 2-core development machine,

@@ -205,12 +205,20 @@ fn find(name: &str) -> &'static Model {
 }
 
 /// The preemption bound a model runs at: its own, or `CONDVAR_LOOM_BOUND` (for measuring
-/// bounds and deeper runs).
+/// bounds; `none`: unbounded); a bounded model is raised to `PARKSEMA_LOOM_BOUND` where that
+/// is larger (`cargo xtask verify --loom-bound N`, the nightly deeper run).
 fn bound_of(model: &Model) -> Option<usize> {
-    match std::env::var("CONDVAR_LOOM_BOUND").as_deref() {
+    let own = match std::env::var("CONDVAR_LOOM_BOUND").as_deref() {
         Ok("none") => None,
         Ok(b) => b.parse().ok().or(model.bound),
         Err(_) => model.bound,
+    };
+    let deeper = std::env::var("PARKSEMA_LOOM_BOUND")
+        .ok()
+        .and_then(|b| b.parse::<usize>().ok());
+    match (own, deeper) {
+        (Some(b), Some(d)) => Some(b.max(d)),
+        (own, _) => own,
     }
 }
 

@@ -50,16 +50,16 @@
 //!   operation in between: loom's `unpark` joins the waker's history into the woken thread
 //!   at that moment, the futex store's edge. The woken thread reads its slot without the
 //!   lock; it takes the table lock again only when it times out, as the real crate does.
-//!   ([`Settings::relock_on_wake`] adds the extra edge of a re-lock, for measuring what such
+//!   (`Settings::relock_on_wake` adds the extra edge of a re-lock, for measuring what such
 //!   an edge hides in a primitive's models);
-//! - timeouts as events the checker controls, never wall time ([`Timeouts`]): by default a
+//! - timeouts as events the checker controls, never wall time (`Timeouts`): by default a
 //!   deadline is an `Instant` compared with a mocked clock that starts at [`now`] and moves
 //!   only when a scenario calls [`advance_clock`] (from its own thread), so the checker
 //!   explores every point at which a timeout can fire relative to the other threads; with
-//!   [`Timeouts::CheckerChooses`], every timed park may time out at once, and the checker
+//!   `Timeouts::CheckerChooses`, every timed park may time out at once, and the checker
 //!   chooses at each one whether it does before any unpark reaches it. Reading the clock
 //!   synchronizes with nothing (as `Instant::now` does not);
-//! - [`SpinWait`] spins a bounded number of times ([`SPINS`], or [`Settings::spins`]), each
+//! - [`SpinWait`] spins a bounded number of times (`SPINS`, or `Settings::spins`), each
 //!   spin a checker `yield_now` (loom accepts a loop that yields), so the checkers explore the
 //!   spin branch of a protocol, not only the park branch; `spin_no_yield` is one checker spin
 //!   hint (a yield under both checkers);
@@ -67,7 +67,7 @@
 //!   parks, a callback that panics, or a [`deadlock`] function called from a callback fails
 //!   the run with a message naming the rule (the real crate would deadlock, corrupt its queue,
 //!   or abort);
-//! - per-key counters ([`stats`]) and the number of threads parked on a key ([`parked`]), so a
+//! - per-key counters (`stats`) and the number of threads parked on a key (`parked`), so a
 //!   scenario can assert what a call cost in the table and wait for a thread to be queued.
 //!
 //! # What it does not model
@@ -81,7 +81,7 @@
 //!   themselves);
 //! - the table's growth with the number of threads, its hashing, and the real crate's
 //!   `AbortOnPanic` (a panicking callback fails the run instead of aborting the process);
-//! - real time: under the default [`Timeouts::Clock`] a timed park never expires unless a
+//! - real time: under the default `Timeouts::Clock` a timed park never expires unless a
 //!   scenario advances the clock;
 //! - the eventual-fairness timer (`be_fair`), which `parking_lot_core` 0.10 no longer has.
 //!

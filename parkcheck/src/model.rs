@@ -64,6 +64,9 @@ lazy_static! {
         queue: VecDeque::new(),
         stats: HashMap::new(),
     });
+    /// Set when a callback broke the contract (the table lock is then poisoned for good). A
+    /// std atomic: bookkeeping of the model, not a synchronizing operation of the execution.
+    static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     /// A std mutex the checker does not see: reading the clock is not a synchronizing
     /// operation. Only `advance_clock` writes it, while it holds the table lock.
     static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
@@ -94,14 +97,21 @@ fn check_not_in_callback(op: &'static str) {
 /// contract ([`check_not_in_callback`]).
 fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
     check_not_in_callback(op);
-    // The lock is poisoned only by a panic while it is held, and only a callback can panic
-    // there (the model's own code under the lock does not): that callback broke the
-    // contract, and the run has failed with its message.
     let mut table = match TABLE.lock() {
         Ok(table) => table,
-        // This thread is already unwinding (a task torn down after the failure, or a guard of
-        // the primitive released during unwinding): its first panic is the one to report,
-        // not a second one about the poison, which would abort the process.
+        // The lock is also poisoned when a guard is dropped while "this thread" is panicking:
+        // under the checkers every model thread runs as a coroutine on one OS thread, whose
+        // panic count they share, so a thread that took the lock while another was
+        // unwinding, or that was switched away from under the lock while one was, can poison
+        // it without anything having gone wrong (shuttle's `unwind_and_move` model of the
+        // semaphore, a holder unwinding, does this). Only a callback that broke the contract
+        // makes the table unusable.
+        Err(poisoned) if !BROKEN.load(std::sync::atomic::Ordering::Relaxed) => {
+            poisoned.into_inner()
+        }
+        // This thread is already unwinding after a task was torn down while it held the
+        // table: the run has failed already, and its first panic is the one to report, not
+        // a second one about the poison, which would abort the process.
         Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
         Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
     };
@@ -122,6 +132,7 @@ fn callback<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("a non-string panic");
+            BROKEN.store(true, std::sync::atomic::Ordering::Relaxed);
             panic!(
                 "park-table contract violated: the `{name}` callback panicked ({msg}); \
                  parking_lot_core aborts the process when a callback unwinds"

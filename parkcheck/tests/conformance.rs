@@ -22,7 +22,7 @@
 mod cases;
 #[path = "conformance/harness.rs"]
 mod harness;
-#[path = "../../models/report.rs"]
+#[path = "conformance/report.rs"]
 mod report;
 
 use harness::Sizes;

@@ -5,8 +5,10 @@
 //!
 //! The rows are the eight flaws of `src/flaw.rs` and two rows of the correct semaphore in a
 //! mode that does not promise what a fairness check checks (`mode Eventual`, `mode Barging`):
-//! those checks must fail there, which shows they can fail. The cells are written from the
-//! README's tables; a change to either must change the other.
+//! those checks must fail there, which shows they can fail. A second table has the
+//! park-table model's unfaithful variants (parkcheck's conformance suite must catch each) and
+//! the condition variable's and reader-writer lock's flaws (`MODEL_ROWS`). The cells are
+//! written from the README's tables; a change to either must change the other.
 
 use serde::Serialize;
 

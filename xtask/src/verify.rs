@@ -1125,6 +1125,19 @@ mod tests {
         );
     }
 
+    /// parkcheck's conformance suite carries its own copy of the records writer (the packaged
+    /// crate cannot reach `models/`): the two must write the same records.
+    #[test]
+    fn parkchecks_records_writer_is_the_workspaces() {
+        let root = crate::workspace_root();
+        let read = |p: &str| fs::read_to_string(root.join(p)).expect("the writer is there");
+        assert_eq!(
+            read("models/report.rs"),
+            read("parkcheck/tests/conformance/report.rs"),
+            "parkcheck/tests/conformance/report.rs must be a copy of models/report.rs"
+        );
+    }
+
     #[test]
     fn libtest_lines_are_read() {
         assert_eq!(test_line("test a::b ... ok"), Some(("a::b", "ok")));

@@ -711,6 +711,35 @@ fn a_table_call_while_unwinding_leaves_the_table_usable() {
     });
 }
 
+/// A model thread unwinding (a primitive's guard released on the way) while another uses the
+/// table: the threads share one OS thread's panic count, so the table lock can be poisoned
+/// with nothing broken; the table must stay usable for everyone.
+// Shuttle only, as above.
+#[cfg(feature = "shuttle")]
+#[test]
+fn a_thread_unwinding_beside_table_calls_leaves_the_table_usable() {
+    check(|| {
+        let unwinding = thread::spawn(|| {
+            let unwound = catch_unwind(AssertUnwindSafe(|| {
+                let _first = UnparksOnDrop(34);
+                let _second = UnparksOnDrop(34);
+                panic!("a holder panics");
+            }));
+            assert!(unwound.is_err());
+        });
+        let user = thread::spawn(|| {
+            for _ in 0..4 {
+                assert_eq!(parked(34), 0);
+            }
+        });
+        unwinding.join().unwrap();
+        user.join().unwrap();
+        // SAFETY: the callback returns a constant.
+        let r = unsafe { unpark_one(34, |_| DEFAULT_UNPARK_TOKEN) };
+        assert_eq!(r.unparked_threads, 0);
+    });
+}
+
 /// After a callback broke the contract, every later call fails with that reason, except one
 /// made while its thread is already unwinding, which must not turn the first failure into an
 /// abort (a panic while panicking).
