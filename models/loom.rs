@@ -57,6 +57,9 @@ struct Model {
     body: fn(Build),
 }
 
+/// The holder's rounds in `eventual_turn_goes_to_a_parked_waiter` (see its model below).
+const ROUNDS: usize = 4;
+
 /// Every model, in the order of the scenarios. The comment above each gives its size and
 /// what its bound costs (test profile, one test thread, this 2-core machine).
 const MODELS: &[Model] = &[
@@ -326,6 +329,32 @@ const MODELS: &[Model] = &[
         bound: Some(4),
         body: scenarios::eventual_timer_hands_over,
     },
+    // (z'') Two requests race to park on a `Fifo` semaphore with a permit free. Bound 3:
+    // 15 993 executions, 3.5 s (bound 4: 94 517, 20 s; bound 5: 430 311, 93 s).
+    Model {
+        name: "fifo_arrivals_race_a_free_permit",
+        fairness: Fairness::Fifo,
+        bound: Some(3),
+        body: scenarios::fifo_arrivals_race_a_free_permit,
+    },
+    // (z'''') A small request arriving as a release passes over a large head. Unbounded:
+    // MEASURE.
+    Model {
+        name: "small_arrives_as_a_large_head_is_passed_over",
+        fairness: Fairness::Eventual,
+        bound: None,
+        body: scenarios::small_arrives_as_a_large_head_is_passed_over,
+    },
+    // (z''') `Eventual`'s turn goes to the first release that finds the waiter queued.
+    // Four rounds of the holder. Bound 5: 111 145 executions, 28 s; the smallest bound at
+    // which the by-hand mutant that spends the turn on a release handing nothing is caught
+    // (bound 4: 34 866 executions, 9.8 s, passes it).
+    Model {
+        name: "eventual_turn_goes_to_a_parked_waiter",
+        fairness: Fairness::Eventual,
+        bound: Some(5),
+        body: |b| scenarios::eventual_turn_goes_to_a_parked_waiter(b, ROUNDS),
+    },
 ];
 
 /// The model called `name`.
@@ -468,6 +497,9 @@ fn every_model_has_a_test() {
         "handoff_to_timing_out_waiter",
         "fifo_head_times_out",
         "eventual_timer_hands_over",
+        "fifo_arrivals_race_a_free_permit",
+        "small_arrives_as_a_large_head_is_passed_over",
+        "eventual_turn_goes_to_a_parked_waiter",
     ];
     let names: Vec<_> = MODELS.iter().map(|m| m.name).collect();
     assert_eq!(names, tested);
@@ -643,6 +675,21 @@ fn eventual_timer_hands_over() {
     check("eventual_timer_hands_over");
 }
 
+#[test]
+fn fifo_arrivals_race_a_free_permit() {
+    check("fifo_arrivals_race_a_free_permit");
+}
+
+#[test]
+fn small_arrives_as_a_large_head_is_passed_over() {
+    check("small_arrives_as_a_large_head_is_passed_over");
+}
+
+#[test]
+fn eventual_turn_goes_to_a_parked_waiter() {
+    check("eventual_turn_goes_to_a_parked_waiter");
+}
+
 /// The catch tests: each flaw must be reported by loom with the property it violates, by two
 /// models each. A loom deadlock report aborts the process (the scenario's loom values panic
 /// again while unwinding), so every catch runs in a child process: this test binary,
@@ -660,7 +707,7 @@ mod catches {
     const BOUND_VAR: &str = "PARKSEMA_LOOM_CHILD_BOUND";
 
     /// Every deliberate flaw, by name.
-    pub(super) const FLAWS: [(&str, Flaw); 8] = [
+    pub(super) const FLAWS: [(&str, Flaw); 9] = [
         ("OverIssue", Flaw::OverIssue),
         ("LostWaiters", Flaw::LostWaiters),
         ("RelaxedOrdering", Flaw::RelaxedOrdering),
@@ -669,6 +716,7 @@ mod catches {
         ("TimeoutLeak", Flaw::TimeoutLeak),
         ("WeightedLostWakeup", Flaw::WeightedLostWakeup),
         ("HandoffDoubleCount", Flaw::HandoffDoubleCount),
+        ("FifoEarlyAnnounce", Flaw::FifoEarlyAnnounce),
     ];
 
     /// How a child run of a model against a flaw ended.
@@ -868,6 +916,17 @@ mod catches {
             "over-issue",
         );
         assert_caught("fifo_no_barging", "HandoffDoubleCount", "over-issue");
+    }
+
+    /// A `Fifo` announcer not yet queued sends a request that fits, arriving after it, to
+    /// sleep ahead of it: served out of order.
+    #[test]
+    fn catches_fifo_early_announce() {
+        assert_caught(
+            "fifo_arrivals_race_a_free_permit",
+            "FifoEarlyAnnounce",
+            "fifo:",
+        );
     }
 
     /// A timed waiter handed its permit at its deadline that reports `TimedOut` loses the

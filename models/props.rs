@@ -47,6 +47,10 @@ use proptest::test_runner::{FailurePersistence, FileFailurePersistence, TestRunn
 
 #[path = "report.rs"]
 mod report;
+// The executable specification, whose checker is tested here on histories with known
+// answers (the generated programs that use it run under the checkers).
+#[path = "spec.rs"]
+mod spec;
 
 /// The largest permit count, for short.
 const MAX: usize = Semaphore::MAX_PERMITS;

@@ -1429,3 +1429,134 @@ pub(crate) fn fifo_head_times_out(build: Build) {
     assert_conserved(&sem, 0);
     assert_waiters_clear(&sem);
 }
+
+/// (z'') Under `Fifo` two requests race to park while a permit is free: a thread asks for
+/// two permits of a semaphore holding one (it cannot fit, so it parks), another for one (it
+/// fits). Whichever is queued first arrived first. If the one-permit request was queued
+/// first it was the head with its request free, and must not have slept; so whenever both
+/// are seen parked at once, the two-permit request is the head, and the one permit the main
+/// thread then adds must complete it first. The small request either took the free permit
+/// without parking, or is served second.
+pub(crate) fn fifo_arrivals_race_a_free_permit(build: Build) {
+    let sem = Arc::new(build.semaphore(1));
+    let order = Arc::new(AtomicUsize::new(0));
+    let small_done = Arc::new(parksema::__model::AtomicBool::new(false));
+    let request = |n: usize, done: Option<Arc<parksema::__model::AtomicBool>>| {
+        let (sem, order) = (Arc::clone(&sem), Arc::clone(&order));
+        thread::spawn(move || {
+            let p = sem.acquire_many(n).expect("never closed");
+            let turn = order.fetch_add(1, Ordering::SeqCst);
+            if let Some(done) = done {
+                done.store(true, Ordering::SeqCst);
+            }
+            drop(p);
+            turn
+        })
+    };
+    let large = request(2, None);
+    let small = request(1, Some(Arc::clone(&small_done)));
+    // Wait until both are parked, or the small one is through and the large one parked.
+    let both_parked = loop {
+        let parked = sem.parked_threads();
+        if parked == 2 {
+            break true;
+        }
+        if parked == 1 && small_done.load(Ordering::SeqCst) {
+            break false;
+        }
+        thread::yield_now();
+    };
+    sem.add_permits(1);
+    let large_turn = join(vec![large]).remove(0);
+    let small_turn = join(vec![small]).remove(0);
+    if both_parked {
+        assert!(
+            (large_turn, small_turn) == (0, 1),
+            "fifo: with both requests parked the one queued second was served first, or the \
+             head slept while its request fit (turns: large {large_turn}, small {small_turn}; \
+             {sem:?})"
+        );
+    }
+    assert_conserved(&sem, 2);
+    assert_waiters_clear(&sem);
+}
+
+/// (z''') `Eventual`'s turn is spent only on a release that hands its permit to someone.
+/// First the timer is started (a thread parks and is woken by the first release that finds
+/// it) and the clock moved past every deadline it can draw. Then a holder takes and returns
+/// the one permit three times while a waiter asks for it once. The first release that finds
+/// the waiter queued must hand the permit over (the turn is due, and no earlier release can
+/// have spent it on nobody, such as one that found the waiter announced but not yet
+/// queued), so the holder's next `try_acquire` may succeed only once the waiter has been
+/// served. On a `Barging` semaphore the holder takes it back: there the check must fail.
+pub(crate) fn eventual_turn_goes_to_a_parked_waiter(build: Build, rounds: usize) {
+    let sem = Arc::new(build.semaphore(1));
+    let held = sem.try_acquire().expect("one free");
+    let first = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || drop(sem.acquire().expect("never closed")))
+    };
+    wait_parked(&sem, 1);
+    drop(held);
+    join(vec![first]);
+    advance_clock(Duration::from_millis(2));
+    let served = Arc::new(parksema::__model::AtomicBool::new(false));
+    let waiter = {
+        let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));
+        thread::spawn(move || {
+            let p = sem.acquire().expect("never closed");
+            served.store(true, Ordering::SeqCst);
+            drop(p);
+        })
+    };
+    let mut handed_over = false;
+    for _ in 0..rounds {
+        let Ok(p) = sem.try_acquire() else {
+            thread::yield_now();
+            continue;
+        };
+        // The waiter cannot leave the queue while the holder holds the only permit, so if
+        // it is queued now it is queued at the release below.
+        let queued = sem.parked_threads() == 1;
+        drop(p);
+        if queued && !handed_over {
+            handed_over = true;
+            if let Ok(p) = sem.try_acquire() {
+                assert!(
+                    served.load(Ordering::SeqCst),
+                    "eventual: a release past the fairness deadline found the waiter queued \
+                     and let the releaser take the permit back ({sem:?})"
+                );
+                drop(p);
+            }
+        }
+    }
+    join(vec![waiter]);
+    assert_conserved(&sem, 1);
+    assert_waiters_clear(&sem);
+}
+
+/// (z'''') A small request arriving while a release passes over a large head: a thread parks
+/// for two permits of an empty semaphore; another asks for one while the main thread adds
+/// one. The release wakes nobody (the head does not fit) and leaves `WAITERS` set for the
+/// head, so the small request must not park on the bit alone with the permit free: if it
+/// validates after the release's unpark, nobody is left to wake it. It must get the
+/// permit; then two more complete the head.
+pub(crate) fn small_arrives_as_a_large_head_is_passed_over(build: Build) {
+    let sem = Arc::new(build.semaphore(0));
+    let big = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire_many(2).expect("never closed").forget())
+    };
+    wait_parked(&sem, 1);
+    let small = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    sem.add_permits(1);
+    join(vec![small]);
+    sem.add_permits(2);
+    join(vec![big]);
+    assert_conserved(&sem, 0);
+    assert_waiters_clear(&sem);
+}

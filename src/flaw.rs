@@ -102,6 +102,19 @@ pub enum Flaw {
     /// (`tests/api.rs`: the count after a handoff) and the stress scenario
     /// `fifo_traffic` (`permits not conserved`).
     HandoffDoubleCount,
+
+    /// Under `Fifo` an acquirer that is about to park sets `WAITERS` with its own CAS before it
+    /// takes the bucket lock (as the other modes do), instead of in `validate` under the lock
+    /// that queues it. A request that fits, arriving while the announcer is between its CAS
+    /// and its `validate`, sees `WAITERS`, cannot take the free permit, and is queued first:
+    /// the head then sleeps while its request fits, and is served before the request that
+    /// announced first. (The protocol once worked this way.)
+    ///
+    /// Caught by: the scenario `fifo_arrivals_race_a_free_permit` under loom and shuttle
+    /// (`fifo: with both requests parked the one queued second was served first`), and by
+    /// the generated programs checked against the specification. On real threads the window
+    /// is the few instructions between the CAS and the bucket lock: reported, not gated.
+    FifoEarlyAnnounce,
 }
 
 /// The [`Flaw::OverIssue`] take of `n` permits: `seen` was loaded and holds them; leave a gap

@@ -185,7 +185,7 @@ pub struct Semaphore {
     /// | permits | `CLOSED` | `WAITERS` | meaning |
     /// |---------|----------|-----------|---------|
     /// | p       | 0        | 0         | nobody waits: acquire's fast path takes a request of n ≤ p with a single CAS; a larger request spins a little, then sets `WAITERS` |
-    /// | p       | 0        | 1         | threads parked or about to park: a thread requesting n may park only in this row, and only while n > p or `FIFO` is set (what `validate` checks); without `FIFO` a running thread may still take permits that are free (barging), with `FIFO` none may; a release either hands its permits to the parked requests they satisfy (always under `FIFO`, with `release_fair`, and on an `Eventual` semaphore whose fairness deadline has passed) or adds them to the count and wakes, in queue order, the requests that fit what it has not yet promised |
+    /// | p       | 0        | 1         | threads parked or about to park (under `FIFO`: a thread is queued, the bit being set by `validate` under the lock that queues it): a thread requesting n may park only in this row, and only while n > p or `FIFO` is set (what `validate` checks; under `FIFO` a thread that does not fit may also park from the row above, setting the bit); without `FIFO` a running thread may still take permits that are free (barging), with `FIFO` none may; a release either hands its permits to the parked requests they satisfy (always under `FIFO`, with `release_fair`, and on an `Eventual` semaphore whose fairness deadline has passed) or adds them to the count and wakes, in queue order, the requests that fit what it has not yet promised |
     /// | any     | 1        | 0         | closed: every acquire fails; permits still count, so held ones come back |
     /// | any     | 1        | 1         | closed while threads waited: `close` is waking them all and clears `WAITERS` |
     ///
@@ -195,10 +195,12 @@ pub struct Semaphore {
     ///
     /// - acquire takes n permits with a CAS `s -> s - n * ONE` (`Acquire` on success); it
     ///   never takes any from a closed semaphore; n = 0 succeeds without writing;
-    /// - an acquirer that finds too few permits (or, under `FIFO`, finds `WAITERS` set) sets
-    ///   `WAITERS` with a CAS, then parks with its request as the park token and a `validate`
-    ///   that re-checks, under the bucket lock, that `WAITERS` is set, `CLOSED` clear and
-    ///   fewer than n permits free or `FIFO` set; a thread woken with the `HANDED` token owns
+    /// - an acquirer that finds too few permits sets `WAITERS` with a CAS, then parks with its
+    ///   request as the park token and a `validate` that re-checks, under the bucket lock,
+    ///   that `WAITERS` is set, `CLOSED` clear and fewer than n permits free; under `FIFO`
+    ///   (also when it finds `WAITERS` set) it parks without the CAS, and `validate` queues it
+    ///   if `CLOSED` is clear and `WAITERS` is set or n do not fit, setting `WAITERS` itself
+    ///   (`fifo_park_word`); a thread woken with the `HANDED` token owns
     ///   its permits; one woken with the default token re-runs the loop (barging), and if it
     ///   finds the permits gone passes the wake-up on;
     /// - a release that finds `WAITERS` clear adds n permits with a checked CAS (`Release`).
@@ -236,16 +238,29 @@ pub struct Semaphore {
     flaw: Option<Flaw>,
 }
 
-/// Whether a thread requesting `n` permits may park when the state word is `s`: only while
-/// `WAITERS` is set (so every release takes the slow path and looks at the queue), the
-/// semaphore is open, and fewer than `n` permits are free or the semaphore is `FIFO` (whose
-/// parked threads keep everyone else from taking free permits). The parking thread's
-/// `validate` asks this under the bucket lock. For one permit and no `FIFO` it is the state
-/// exactly `WAITERS`.
+/// Whether a thread requesting `n` permits of a semaphore without `FIFO` may park when the
+/// state word is `s`: only while `WAITERS` is set (so every release takes the slow path and
+/// looks at the queue), the semaphore is open, and fewer than `n` permits are free. The
+/// parking thread's `validate` asks this under the bucket lock. For one permit it is the
+/// state exactly `WAITERS`.
 fn may_park(s: usize, n: usize) -> bool {
     // Separate tests rather than one mask: `CLOSED | WAITERS` is the same number as
     // `CLOSED ^ WAITERS`, an equivalent mutant for `cargo mutants`.
-    s & WAITERS != 0 && s & CLOSED == 0 && (s & FIFO != 0 || !fits(s, n))
+    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)
+}
+
+/// The word a thread requesting `n` permits of a `FIFO` semaphore parks on, from the word
+/// `s` read under the bucket lock, or `None` if it may not park. Under `FIFO` `WAITERS`
+/// means exactly "a thread is queued": it is set here, by the thread about to be queued,
+/// under the lock that queues it. So a request parks behind the queued ones whether or not
+/// it fits (no running thread takes a permit past them), and with nobody queued it parks
+/// only if it does not fit, setting `WAITERS`; it never parks on a closed semaphore.
+fn fifo_park_word(s: usize, n: usize) -> Option<usize> {
+    if s & CLOSED != 0 || (s & WAITERS == 0 && fits(s, n)) {
+        return None;
+    }
+    // `|`, not `+`: the bit may be set already.
+    Some(s | WAITERS)
 }
 
 /// Whether a running thread may take `n` permits from the word `s` (open): they are free,
@@ -894,8 +909,11 @@ impl Semaphore {
         // means what it says in every mode (a handoff would otherwise deliver some of an
         // over-full add's permits and refuse only the rest).
         room(s, n)?;
-        if fair || s & FIFO != 0 || self.fair_turn() {
-            return self.hand_over(n).map(|()| None);
+        if fair || s & FIFO != 0 {
+            return self.hand_over(n, None).map(|()| None);
+        }
+        if let Some(now) = self.turn_due() {
+            return self.hand_over(n, Some(now)).map(|()| None);
         }
         match self.add(s, n) {
             Ok(_) => {
@@ -918,24 +936,39 @@ impl Semaphore {
         }
     }
 
-    /// Whether an `Eventual` semaphore's release that found `WAITERS` must hand over: the
-    /// fairness deadline has passed, and this release took the turn (a CAS on the timer word
-    /// that also draws the next deadline). The first call only starts the timer. `Barging`
-    /// never hands over.
-    fn fair_turn(&self) -> bool {
+    /// Whether an `Eventual` semaphore's release that found `WAITERS` must hand over: its
+    /// fairness deadline has passed. `Some(now)`, the clock it was read at, if so; the turn
+    /// is spent (`spend_turn`) only by the handoff that then unparks a thread, so a release
+    /// that finds nobody to hand to (the only waiter not queued yet, or just timed out)
+    /// leaves the turn to the next one. The first call only starts the timer. `Barging` and
+    /// `Fifo` never take a turn.
+    fn turn_due(&self) -> Option<u64> {
+        // Relaxed: the timer publishes nothing. A stale word can only make a release hand
+        // over once more than it had to.
         let t = self.timer.load(Ordering::Relaxed);
         if t & MODE_MASK != mode_code(Fairness::Eventual) {
-            return false;
+            return None;
         }
         let now = clock_micros();
-        // Relaxed: the timer publishes nothing; the CAS only keeps two releases from taking
-        // one turn.
-        timer_due(t, now)
-            && self
-                .timer
-                .compare_exchange(t, next_timer(t, now), Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-            && t >> SEED_SHIFT != 0
+        if t >> SEED_SHIFT == 0 {
+            // Relaxed, as above; the CAS keeps a start from overwriting a turn just spent.
+            let _ = self.timer.compare_exchange(
+                t,
+                next_timer(t, now),
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+            return None;
+        }
+        timer_due(t, now).then_some(now)
+    }
+
+    /// Spends the fairness turn taken at `now`: the generator steps and the next deadline is
+    /// drawn. Called by a handoff that unparked a thread, under the bucket lock, which every
+    /// write of the timer holds (so a plain load and store cannot lose a turn).
+    fn spend_turn(&self, now: u64) {
+        let t = self.timer.load(Ordering::Relaxed);
+        self.timer.store(next_timer(t, now), Ordering::Relaxed);
     }
 
     /// Returns `n` permits from a dropped guard: as [`add_permits`](Semaphore::add_permits),
@@ -1270,12 +1303,17 @@ impl Semaphore {
                 // Announce that a thread is about to park, so releases take the slow path.
                 // `WAITERS` is clear here, so adding it sets it; `s | WAITERS` would be the
                 // same number as `s ^ WAITERS`, an equivalent mutant for `cargo mutants`.
-                if let Err(now) = self.state.compare_exchange_weak(
-                    s,
-                    s + WAITERS,
-                    Ordering::Relaxed,
-                    Ordering::Relaxed,
-                ) {
+                // Under `FIFO` the parking thread's `validate` sets it instead, under the
+                // lock that queues the thread: an announcer not yet queued would otherwise
+                // send a request that fits, arriving after it, to sleep ahead of it.
+                if self.announces_before_park(s)
+                    && let Err(now) = self.state.compare_exchange_weak(
+                        s,
+                        s + WAITERS,
+                        Ordering::Relaxed,
+                        Ordering::Relaxed,
+                    )
+                {
                     s = now;
                     continue;
                 }
@@ -1313,13 +1351,54 @@ impl Semaphore {
         }
     }
 
+    /// Whether an acquirer about to park on the word `s` announces itself with `WAITERS`
+    /// before it takes the bucket lock: always without `FIFO`; under `FIFO` never (its
+    /// `validate` sets the bit, see `fifo_park_word`).
+    fn announces_before_park(&self, s: usize) -> bool {
+        #[cfg(feature = "broken_sema")]
+        if flaw::is(self.flaw, Flaw::FifoEarlyAnnounce) {
+            return true;
+        }
+        s & FIFO == 0
+    }
+
+    /// `park`'s `validate` for a request of `n` permits, under the bucket lock: whether this
+    /// thread may be queued on the word as it is now (`may_park`; under `FIFO`
+    /// `fifo_park_word`, whose `WAITERS` this sets).
+    fn may_queue(&self, n: usize) -> bool {
+        // Relaxed: under the bucket lock, which every clear of `WAITERS` also holds; the
+        // permits are taken (after an `Invalid`) with `take`'s own Acquire CAS.
+        let mut s = self.state.load(Ordering::Relaxed);
+        if s & FIFO == 0 {
+            return may_park(s, n);
+        }
+        loop {
+            let Some(queued) = fifo_park_word(s, n) else {
+                return false;
+            };
+            if queued == s {
+                return true;
+            }
+            // Relaxed: the bit orders nothing by itself; a release that adds permits outside
+            // the lock either lands first (and this sees them) or sees the bit and takes the
+            // lock, which queues this thread before the release looks at the queue.
+            match self
+                .state
+                .compare_exchange_weak(s, queued, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => return true,
+                Err(now) => s = now,
+            }
+        }
+    }
+
     /// After a `FIFO` waiter timed out: if threads are still parked and permits are free,
     /// hand them to the requests now at the head that they satisfy.
     fn after_timeout(&self) {
         let s = self.state.load(Ordering::Relaxed);
         if s & FIFO != 0 && s & WAITERS != 0 && s >= ONE {
             // Hands over nothing of its own, so nothing can be refused.
-            let _ = self.hand_over(0);
+            let _ = self.hand_over(0, None);
         }
     }
 
@@ -1349,14 +1428,14 @@ impl Semaphore {
             if let Some(seen) = stale {
                 return may_park(seen, n);
             }
-            may_park(self.state.load(Ordering::Relaxed), n)
+            self.may_queue(n)
         };
         let timed_out = |_, was_last| self.leave_queue(was_last);
         // SAFETY:
         // - `key` is this semaphore's own address, which only this semaphore parks on;
-        // - `validate` and `timed_out` run under the bucket lock: a relaxed load and a
-        //   comparison, and at most one atomic RMW, which cannot unwind or call into the
-        //   park table;
+        // - `validate` and `timed_out` run under the bucket lock: relaxed loads, comparisons
+        //   and a compare-exchange loop (`may_queue`), and at most one atomic RMW
+        //   (`leave_queue`), none of which can unwind or call into the park table;
         // - `before_sleep` does nothing;
         // - this is not a signal handler.
         unsafe {
@@ -1387,8 +1466,11 @@ impl Semaphore {
     /// it). What is left of `own` goes into the count, and `WAITERS` goes if nobody is left
     /// parked. `Err` if that count would pass `MAX_PERMITS`: those permits are refused (the
     /// ones handed over were delivered).
+    ///
+    /// `turn`: this handoff is an `Eventual` fairness turn taken at that clock reading, spent
+    /// only if it unparks a thread.
     #[cold]
-    fn hand_over(&self, own: usize) -> Result<(), AddPermitsError> {
+    fn hand_over(&self, own: usize, turn: Option<u64>) -> Result<(), AddPermitsError> {
         // This release's permits not handed over yet, and the permits handed over in all.
         let own = core::cell::Cell::new(own);
         let handed = core::cell::Cell::new(0);
@@ -1404,16 +1486,19 @@ impl Semaphore {
             };
             refused = self.deposit(back, self.no_waiter_left(&result)).err();
             if result.unparked_threads == 0 {
-                DEFAULT_UNPARK_TOKEN
-            } else {
-                HANDED
+                return DEFAULT_UNPARK_TOKEN;
             }
+            if let Some(now) = turn {
+                self.spend_turn(now);
+            }
+            HANDED
         };
         // SAFETY:
         // - `key` is this semaphore's own address, which only this semaphore parks on;
         // - `filter` and `callback` run under the bucket lock: relaxed loads, compare-exchange
-        //   loops on the state word, and arithmetic that cannot overflow (`hand_to`,
-        //   `deposit` check it), none of which can unwind or call into the park table;
+        //   loops on the state word, a load and a store of the timer word (`spend_turn`), and
+        //   arithmetic that cannot overflow (`hand_to`, `deposit` check it, `next_timer`
+        //   masks), none of which can unwind or call into the park table;
         // - this is not a signal handler.
         unsafe { unpark_filter(self.key(), filter, callback) };
         refused.map_or(Ok(()), Err)
@@ -1751,18 +1836,30 @@ mod tests {
         }
     }
 
-    /// The parking and taking rules under `FIFO`: while `WAITERS` is set a thread parks even
-    /// when its request fits, and no running thread takes a free permit.
+    /// The parking and taking rules under `FIFO`, where `WAITERS` means a thread is queued:
+    /// while it is set a thread parks behind it even when its request fits, and no running
+    /// thread takes a free permit; while it is clear a request that fits never parks, and one
+    /// that does not parks and sets the bit; nothing parks on a closed semaphore.
     #[test]
     fn under_fifo_a_thread_parks_and_takes_nothing_while_waiters_is_set() {
         for permits in [0, 1, 2] {
             for n in [1, 2] {
                 let fits = permits >= n;
                 let s = (permits * ONE) | FIFO;
-                assert!(may_park(s | WAITERS, n), "{s:#x} {n}");
-                assert!(!may_park(s, n), "{s:#x} {n}");
-                assert!(!may_park(s | WAITERS | CLOSED, n), "{s:#x} {n}");
+                assert_eq!(
+                    fifo_park_word(s | WAITERS, n),
+                    Some(s | WAITERS),
+                    "{s:#x} {n}"
+                );
+                let alone = (!fits).then_some(s | WAITERS);
+                assert_eq!(fifo_park_word(s, n), alone, "{s:#x} {n}");
+                assert_eq!(fifo_park_word(s | WAITERS | CLOSED, n), None, "{s:#x} {n}");
+                assert_eq!(fifo_park_word(s | CLOSED, n), None, "{s:#x} {n}");
                 assert_eq!(may_take(s, n), fits, "{s:#x} {n}");
+                let fifo = Semaphore::with_fairness(permits, Fairness::Fifo);
+                assert!(!fifo.announces_before_park(s), "{s:#x}: validate sets it");
+                let other = Semaphore::with_fairness(permits, Fairness::Barging);
+                assert!(other.announces_before_park(permits * ONE), "{permits}");
                 assert!(!may_take(s | WAITERS, n), "{s:#x} {n}");
                 assert_eq!(
                     may_take((permits * ONE) | WAITERS, n),
@@ -1877,24 +1974,31 @@ mod tests {
         assert_eq!(xorshift32(1_359_758_873), 3_761_132_862);
     }
 
-    /// Only an `Eventual` semaphore takes fairness turns; its first turn starts the timer
-    /// (no handoff), and once the drawn deadline (at most 1 ms) has passed a release takes
-    /// the next.
+    /// Only an `Eventual` semaphore takes fairness turns; its first call starts the timer (no
+    /// turn), a turn is spent only when `spend_turn` is called (by a handoff that unparked
+    /// someone), and once the drawn deadline (at most 1 ms) has passed the turn is due.
     #[test]
     fn an_eventual_semaphore_takes_a_fairness_turn_once_its_deadline_has_passed() {
         for fairness in [Fairness::Barging, Fairness::Fifo] {
             let sem = Semaphore::with_fairness(0, fairness);
-            assert!(!sem.fair_turn());
+            assert_eq!(sem.turn_due(), None);
             std::thread::sleep(std::time::Duration::from_millis(2));
-            assert!(!sem.fair_turn(), "{fairness:?}");
+            assert_eq!(sem.turn_due(), None, "{fairness:?}");
             assert_eq!(sem.timer.load(Ordering::Relaxed), mode_code(fairness));
         }
         let sem = Semaphore::new(0);
-        assert!(!sem.fair_turn(), "the first turn only starts the timer");
+        assert_eq!(sem.turn_due(), None, "the first call only starts the timer");
         let started = sem.timer.load(Ordering::Relaxed);
         assert_eq!(started >> SEED_SHIFT, u64::from(INITIAL_SEED));
         std::thread::sleep(std::time::Duration::from_millis(2));
-        assert!(sem.fair_turn(), "the deadline has passed");
+        let now = sem.turn_due().expect("the deadline has passed");
+        assert!(sem.turn_due().is_some(), "a turn not spent stays due");
+        assert_eq!(
+            sem.timer.load(Ordering::Relaxed),
+            started,
+            "looking spends nothing"
+        );
+        sem.spend_turn(now);
         assert_ne!(
             sem.timer.load(Ordering::Relaxed),
             started,
@@ -1902,9 +2006,13 @@ mod tests {
         );
         // A started timer whose low 32 bits are all zero (deadline 0, mode `Eventual`): its
         // deadline passed long ago (unless the clock is within 1 ms of a wrap), so the turn
-        // is taken; started is told by the generator's bits alone.
+        // is due; started is told by the generator's bits alone.
         sem.timer.store(5 << SEED_SHIFT, Ordering::Relaxed);
-        assert!(sem.fair_turn(), "{:#x}", sem.timer.load(Ordering::Relaxed));
+        assert!(
+            sem.turn_due().is_some(),
+            "{:#x}",
+            sem.timer.load(Ordering::Relaxed)
+        );
     }
 
     /// The end of a handing-over release: the rest of its permits go into the count (or are
@@ -1957,7 +2065,7 @@ mod tests {
             reset(sem.key());
             // Four of its own and the free one: the 3 is served from its own, the 2 from
             // the one own permit left and the free one (taken out of the count).
-            sem.hand_over(4).unwrap();
+            sem.hand_over(4, None).unwrap();
             let left = sem.state.load(Ordering::Relaxed);
             (counts(sem.key()), left)
         });
@@ -1969,7 +2077,7 @@ mod tests {
         assert_eq!(left, 0, "every permit handed over, WAITERS cleared");
         assert_eq!(done.load(SeqCst), 5);
         let sem = Semaphore::new(0);
-        sem.hand_over(2).unwrap();
+        sem.hand_over(2, None).unwrap();
         assert_eq!(
             sem.state.load(Ordering::Relaxed),
             2 * ONE,
@@ -2121,6 +2229,7 @@ mod tests {
             Some(Flaw::TimeoutLeak),
             Some(Flaw::WeightedLostWakeup),
             Some(Flaw::HandoffDoubleCount),
+            Some(Flaw::FifoEarlyAnnounce),
         ] {
             let sem = Semaphore::with_flaw(1, flaw);
             assert_eq!(

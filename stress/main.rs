@@ -456,6 +456,33 @@ fn shared_eventual_timer_hands_over() {
     });
 }
 
+/// The race is between an announcer's CAS and its bucket lock, a few instructions wide on
+/// real threads: this runs the scenario for its assertions, not to catch `FifoEarlyAnnounce`
+/// (loom and shuttle do).
+#[test]
+fn shared_fifo_arrivals_race_a_free_permit() {
+    repeat("fifo_arrivals_race_a_free_permit", ROUNDS, || {
+        shared::fifo_arrivals_race_a_free_permit(Build::CORRECT.fair(Fairness::Fifo))
+    });
+}
+
+#[test]
+fn shared_small_arrives_as_a_large_head_is_passed_over() {
+    repeat(
+        "small_arrives_as_a_large_head_is_passed_over",
+        ROUNDS,
+        || shared::small_arrives_as_a_large_head_is_passed_over(Build::CORRECT),
+    );
+}
+
+#[test]
+fn shared_eventual_turn_goes_to_a_parked_waiter() {
+    // Each round sleeps 2 ms (the mocked clock's advance, in real time): ROUNDS / 4 rounds.
+    repeat("eventual_turn_goes_to_a_parked_waiter", ROUNDS / 4, || {
+        shared::eventual_turn_goes_to_a_parked_waiter(Build::CORRECT, 4)
+    });
+}
+
 #[test]
 fn shared_fifo_head_times_out() {
     // Each round lets a 10 ms deadline pass in real time: ROUNDS / 10 rounds.

@@ -69,6 +69,10 @@ lazy_static! {
     static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     /// A std mutex the checker does not see: reading the clock is not a synchronizing
     /// operation. Only `advance_clock` writes it, while it holds the table lock.
+    /// How many threads are queued on each key, as of the last table operation: a copy in a
+    /// std mutex the checker does not see, for [`parked_untracked`].
+    static ref PARKED: std::sync::Mutex<HashMap<usize, usize>> =
+        std::sync::Mutex::new(HashMap::new());
     static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
         base: Instant::now(),
         elapsed: Duration::ZERO,
@@ -115,7 +119,20 @@ fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
         Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
         Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
     };
-    f(&mut table)
+    let result = f(&mut table);
+    // A timed waiter whose deadline has passed is runnable (it is about to leave the queue
+    // itself), so it is not counted.
+    let at = now();
+    let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+    parked.clear();
+    for w in table
+        .queue
+        .iter()
+        .filter(|w| w.deadline.is_none_or(|d| d > at))
+    {
+        *parked.entry(w.key).or_default() += 1;
+    }
+    result
 }
 
 /// Runs the callback `name`, failing the run if it panics: `parking_lot_core` aborts the
@@ -590,6 +607,22 @@ pub fn parked(key: usize) -> usize {
     with_table("parked", |table| {
         table.queue.iter().filter(|w| w.key == key).count()
     })
+}
+
+/// How many threads are parked on `key` now and cannot run until another thread acts (timed
+/// waiters whose deadline has passed on the mocked clock are not counted), read without the
+/// table lock and without any operation the checker sees: no happens-before edge, no
+/// scheduling point. For a monitor
+/// thread that must observe quiescence (every other thread finished or parked) without
+/// ordering itself after the parked threads or taking the table lock; it may also be called
+/// from a callback.
+pub fn parked_untracked(key: usize) -> usize {
+    PARKED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&key)
+        .copied()
+        .unwrap_or(0)
 }
 
 /// How many times [`SpinWait::spin`] spins before it says "park" under a checker, unless

@@ -296,7 +296,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a thread may park without WAITERS or when closed (flags ignored)",
         promise: Some(3),
         file: "src/semaphore.rs",
-        find: "    s & WAITERS != 0 && s & CLOSED == 0 && (s & FIFO != 0 || !fits(s, n))\n",
+        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
         replace: "    !fits(s, n)\n",
         // A late waiter parks in the state 0 that an unpark finding nobody left behind, or
         // in CLOSED after close's unpark: (a) with two rounds and the announced acquirers of
@@ -313,14 +313,32 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a thread may park whenever WAITERS is set (count and CLOSED ignored)",
         promise: Some(3),
         file: "src/semaphore.rs",
-        find: "    s & WAITERS != 0 && s & CLOSED == 0 && (s & FIFO != 0 || !fits(s, n))\n",
+        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
         replace: "    s & WAITERS != 0\n",
-        checks: &[REAL_UNIT],
-        why_one_build: Some(
-            "a thread that parks with the bit set and a permit free (or CLOSED) is woken by \
-             the release (or close) that is about to unpark, so no scenario in any build can \
-             see it; only the unit test that checks the rule row by row does",
-        ),
+        // A release that passes over a large head leaves the bit set for it; a small request
+        // that validates after that release's unpark parks with its permit free, and nobody
+        // is left to wake it.
+        checks: &[
+            REAL_UNIT,
+            loom!("small_arrives_as_a_large_head_is_passed_over"),
+            shuttle!("small_arrives_as_a_large_head_is_passed_over"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "under FIFO an acquirer sets WAITERS before it is queued",
+        promise: Some(24),
+        file: "src/semaphore.rs",
+        find: "        s & FIFO == 0\n    }\n",
+        replace: "        let _ = s;\n        true\n    }\n",
+        // A request that fits, arriving while the announcer is between its CAS and the
+        // bucket lock, is queued first and sleeps as the head with its request free.
+        checks: &[
+            REAL_UNIT,
+            loom!("fifo_arrivals_race_a_free_permit"),
+            shuttle!("fifo_arrivals_race_a_free_permit"),
+        ],
+        why_one_build: None,
     },
     HandMutant {
         id: "a release's filter counts one permit more than is free",
@@ -598,12 +616,28 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "an Eventual semaphore never takes a fairness turn",
         promise: Some(29),
         file: "src/semaphore.rs",
-        find: "            && t >> SEED_SHIFT != 0\n",
-        replace: "            && false\n",
+        find: "        timer_due(t, now).then_some(now)\n",
+        replace: "        timer_due(t, now).then_some(now).filter(|_| false)\n",
         checks: &[
             REAL_API,
             loom!("eventual_timer_hands_over"),
             shuttle!("eventual_timer_hands_over"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
+        id: "a fairness turn is spent by a release that hands nothing",
+        promise: Some(31),
+        file: "src/semaphore.rs",
+        find: "        timer_due(t, now).then_some(now)\n",
+        replace: "        timer_due(t, now).then(|| {\n            \
+                  self.timer.store(next_timer(t, now), Ordering::Relaxed);\n            \
+                  now\n        })\n",
+        // The release that finds the waiter announced but not yet queued spends the turn;
+        // with the clock still, the next one that finds it queued is no turn.
+        checks: &[
+            loom!("eventual_turn_goes_to_a_parked_waiter"),
+            shuttle!("eventual_turn_goes_to_a_parked_waiter"),
         ],
         why_one_build: None,
     },

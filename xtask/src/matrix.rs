@@ -43,7 +43,7 @@ impl Cell {
     /// test runs in the real one.
     pub(crate) fn step(&self) -> &'static str {
         match (self.build, self.check) {
-            ("proptest", "generated_programs") => "shuttle",
+            ("proptest", "generated_programs") | ("spec", _) => "shuttle",
             ("proptest", _) => "real",
             (build, _) => build,
         }
@@ -51,7 +51,7 @@ impl Cell {
 }
 
 /// The rows of the matrix, in order.
-pub(crate) const ROWS: [&str; 10] = [
+pub(crate) const ROWS: [&str; 11] = [
     "OverIssue",
     "LostWaiters",
     "RelaxedOrdering",
@@ -62,10 +62,16 @@ pub(crate) const ROWS: [&str; 10] = [
     "HandoffDoubleCount",
     "mode Eventual",
     "mode Barging",
+    // The protocol's old `Fifo` announce, kept as a flaw: only the model checkers and the
+    // generated programs run against it (on real threads its window is a few instructions).
+    "FifoEarlyAnnounce",
 ];
 
-/// The columns of the matrix, in order.
-pub(crate) const COLUMNS: [&str; 6] = ["real", "loom", "shuttle", "proptest", "miri", "tsan"];
+/// The columns of the matrix, in order. `spec`: the generated concurrent programs checked
+/// against the executable specification (`models/generated.rs`), run by the shuttle step.
+pub(crate) const COLUMNS: [&str; 7] = [
+    "real", "loom", "shuttle", "proptest", "spec", "miri", "tsan",
+];
 
 /// The rows of the second table: the park-table model's unfaithful variants (`parkcheck`'s
 /// feature `unfaithful`), which its conformance suite must catch, and the other primitives'
@@ -250,6 +256,7 @@ pub(crate) fn expected() -> Vec<Cell> {
         ("mode Eventual", "fifo_keeps_arrival_order"),
         ("mode Barging", "fifo_no_barging"),
         ("mode Barging", "eventual_timer_hands_over"),
+        ("FifoEarlyAnnounce", "fifo_arrivals_race_a_free_permit"),
     ] {
         add(flaw, "loom", check, Catch);
     }
@@ -265,8 +272,31 @@ pub(crate) fn expected() -> Vec<Cell> {
         ("HandoffDoubleCount", "handoff_from_two_releasers"),
         ("mode Eventual", "fifo_no_barging"),
         ("mode Barging", "eventual_timer_hands_over"),
+        ("FifoEarlyAnnounce", "fifo_arrivals_race_a_free_permit"),
     ] {
         add(flaw, "shuttle", check, Catch);
+    }
+    // spec: the generated programs against the specification, under shuttle (fixed seeds;
+    // `models/shuttle.rs`, `against_the_spec`). Gated where 200 programs catch the flaw.
+    // Reported: TimeoutLeak needs a timed waiter chosen by an unpark after its deadline with
+    // another waiter behind it, and FifoEarlyAnnounce two requests racing to park with a
+    // permit free and then a release that serves them (at quiescence both parked is also
+    // what the model allows with the large one first); 200 programs reached neither. The
+    // ordering flaws are blind, as in every shuttle check.
+    for flaw in [
+        "OverIssue",
+        "LostWaiters",
+        "StaleValidate",
+        "WeightedLostWakeup",
+        "HandoffDoubleCount",
+    ] {
+        add(flaw, "spec", "generated_programs", Catch);
+    }
+    for flaw in ["TimeoutLeak", "FifoEarlyAnnounce"] {
+        add(flaw, "spec", "generated_programs", Report);
+    }
+    for flaw in ["RelaxedOrdering", "RelaxedWhenWaited"] {
+        add(flaw, "spec", "generated_programs", Blind(SEQCST));
     }
     for (flaw, check) in [
         ("RelaxedOrdering", "visibility"),
