@@ -439,6 +439,8 @@ impl Condvar {
             // SAFETY: the caller's guard holds the lock; the flaw releases it here instead of
             // in `before_sleep` (and takes it again below before the guard is used).
             unsafe { mutex.unlock() };
+            #[cfg(feature = "broken_condvar")]
+            crate::flaw::unlock_before_park_gap();
         }
 
         // Under the bucket lock of this key.

@@ -1,28 +1,47 @@
 //! The lock's API on real threads, one promise per test: the construction panics and their
 //! messages, the `try_` forms (under `Fifo`, no reader passes a waiting writer), a timed-out
 //! writer that takes nothing, guards released while unwinding, `Debug`, and the `Send`/`Sync`
-//! bounds. Every wait for another thread to park is bounded, so a broken promise fails the
-//! test instead of hanging it.
+//! bounds. Every test that can block (a join, a blocking or timed lock call, a wait for a
+//! thread to park) runs under the in-process watchdog (`hang_guard`), so a broken promise
+//! that leaves a thread asleep (a lost wake-up, a permit never returned) ends the run with
+//! the watchdog's stall report instead of hanging `cargo test`.
 
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
+use std::fmt;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use parksema::Semaphore;
 use parksema_rwlock::{Fairness, ReadGuard, RwLock, WriteGuard};
+use watchdog::Watchdog;
 
-/// Waits until `n` threads are parked on `lock`; fails after 10 s instead of hanging.
+/// Arms the watchdog for a test that can block: if it does not finish within the stall
+/// limit, the process ends with the watchdog's stall report (naming the test, and the lock's
+/// state where `describe` gave it one) and `watchdog::STALL_EXIT_CODE`, instead of hanging.
+/// No test here reports progress: the longest takes a few milliseconds (one waits out a
+/// 20 ms timeout), so 10 s without finishing is a hang even on a loaded machine
+/// (`WATCHDOG_STALL_SECS` widens it on a slower one).
+fn hang_guard(test: &str) -> Watchdog {
+    Watchdog::arm(
+        format!("rwlock api::{test}"),
+        watchdog::stall_limit(Duration::from_secs(10)),
+    )
+}
+
+/// Makes `guard`'s stall report describe `lock`: its `Debug` (free permits, and the value if a
+/// reader fits) and the threads parked on it.
+fn describe<T: fmt::Debug + Send + Sync + 'static>(guard: &Watchdog, lock: &Arc<RwLock<T>>) {
+    let seen = Arc::clone(lock);
+    guard.describe(move || format!("{seen:?}, {} thread(s) parked", seen.parked_threads()));
+}
+
+/// Waits until `n` threads are parked on `lock`. Only under a `hang_guard`, which ends the
+/// wait if they never park.
 fn wait_parked<T>(lock: &RwLock<T>, n: usize) {
-    let give_up = Instant::now() + Duration::from_secs(10);
     while lock.parked_threads() < n {
-        assert!(
-            Instant::now() < give_up,
-            "only {} of {n} threads showed up as parked",
-            lock.parked_threads()
-        );
         thread::yield_now();
     }
 }
@@ -41,6 +60,7 @@ fn too_many_max_readers_panics_at_construction() {
 
 #[test]
 fn max_permits_readers_is_accepted() {
+    let _guard = hang_guard("max_permits_readers_is_accepted");
     let lock = RwLock::new(1, Semaphore::MAX_PERMITS);
     assert_eq!(lock.max_readers(), Semaphore::MAX_PERMITS);
     let r = lock.read();
@@ -60,6 +80,7 @@ fn new_is_fifo_and_with_fairness_keeps_its_mode() {
 
 #[test]
 fn readers_share_up_to_max_readers_and_exclude_writers() {
+    let _guard = hang_guard("readers_share_up_to_max_readers_and_exclude_writers");
     let lock = RwLock::new(0, 3);
     let readers: Vec<_> = (0..3).map(|_| lock.try_read().unwrap()).collect();
     assert!(lock.try_read().is_none(), "a fourth reader must not fit");
@@ -82,7 +103,9 @@ fn readers_share_up_to_max_readers_and_exclude_writers() {
 
 #[test]
 fn under_fifo_no_reader_passes_a_waiting_writer() {
+    let guard = hang_guard("under_fifo_no_reader_passes_a_waiting_writer");
     let lock = Arc::new(RwLock::new(0, 4));
+    describe(&guard, &lock);
     let reader = lock.read();
     let writer = {
         let lock = Arc::clone(&lock);
@@ -106,7 +129,9 @@ fn under_fifo_no_reader_passes_a_waiting_writer() {
 
 #[test]
 fn under_barging_a_reader_passes_a_waiting_writer() {
+    let guard = hang_guard("under_barging_a_reader_passes_a_waiting_writer");
     let lock = Arc::new(RwLock::with_fairness(0, 4, Fairness::Barging));
+    describe(&guard, &lock);
     let reader = lock.read();
     let writer = {
         let lock = Arc::clone(&lock);
@@ -123,6 +148,7 @@ fn under_barging_a_reader_passes_a_waiting_writer() {
 
 #[test]
 fn a_timed_out_writer_takes_nothing() {
+    let _guard = hang_guard("a_timed_out_writer_takes_nothing");
     let lock = RwLock::new(0, 2);
     let r = lock.read();
     let start = Instant::now();
@@ -143,7 +169,9 @@ fn a_timed_out_writer_takes_nothing() {
 
 #[test]
 fn a_timed_writer_gets_the_lock_when_the_readers_leave() {
+    let guard = hang_guard("a_timed_writer_gets_the_lock_when_the_readers_leave");
     let lock = Arc::new(RwLock::new(0, 2));
+    describe(&guard, &lock);
     let r = lock.read();
     let writer = {
         let lock = Arc::clone(&lock);
@@ -162,7 +190,9 @@ fn a_timed_writer_gets_the_lock_when_the_readers_leave() {
 
 #[test]
 fn guards_are_released_while_unwinding() {
+    let guard = hang_guard("guards_are_released_while_unwinding");
     let lock = Arc::new(RwLock::new(0, 2));
+    describe(&guard, &lock);
     for write in [true, false] {
         let panicking = {
             let lock = Arc::clone(&lock);
@@ -185,6 +215,7 @@ fn guards_are_released_while_unwinding() {
 
 #[test]
 fn get_mut_and_into_inner() {
+    let _guard = hang_guard("get_mut_and_into_inner");
     let mut lock = RwLock::new(vec![1], 2);
     lock.get_mut().push(2);
     lock.write().push(3);
@@ -193,6 +224,7 @@ fn get_mut_and_into_inner() {
 
 #[test]
 fn debug_shows_the_value_or_locked() {
+    let _guard = hang_guard("debug_shows_the_value_or_locked");
     let lock = RwLock::new(7, 2);
     assert_eq!(
         format!("{lock:?}"),
@@ -209,6 +241,7 @@ fn debug_shows_the_value_or_locked() {
 
 #[test]
 fn send_and_sync_bounds() {
+    let _guard = hang_guard("send_and_sync_bounds");
     fn send<T: Send>() {}
     fn sync<T: Sync>() {}
     send::<RwLock<Vec<u8>>>();

@@ -150,7 +150,10 @@ fn writer_progress() {
 /// scenario at a tenth of `writer_progress`'s writes; prints how many it needed.
 #[test]
 fn writer_progress_fails_on_barging() {
-    /// The check failed in the first try in each of 10 runs here; 20 tries leave a margin.
+    /// The check failed in the first try in each of 10 runs here, and in the first try in 20
+    /// of 20 runs of this test in the debug build and 20 of 20 in the release build
+    /// (`cargo xtask verify`'s) beside two busy processes (`yes > /dev/null`, twice, on the
+    /// 2-core machine); 20 tries leave a margin.
     const TRIES: usize = 20;
     let expected = "writer progress: a reader that arrived after a writer parked";
     let writes = ROUNDS / 40;
@@ -225,7 +228,9 @@ fn assert_catch(
 #[test]
 fn catches_writer_short() {
     /// Each try runs in a few milliseconds; the flaw was caught in the first try in every run
-    /// here, so 50 leaves a wide margin and still fails in well under a second if the check
+    /// here (beside two busy processes, `yes > /dev/null` twice on the 2-core machine: 20 of
+    /// 20 runs of this test in the debug build and 20 of 20 in the release build, each in try
+    /// 1), so 50 leaves a wide margin and still fails in well under a second if the check
     /// stops seeing the flaw.
     const TRIES: usize = 50;
     let expected = "exclusion: a ";

@@ -83,12 +83,18 @@ impl Step {
     /// model's (`parkcheck`: its conformance suite and, under the checkers, its unfaithful
     /// variants) and the two other primitives' (`parksema-condvar`, `parksema-rwlock`), each
     /// with its deliberate flaws compiled in.
+    ///
+    /// Each runs with `--no-fail-fast`: without it cargo stops at the first test binary that
+    /// fails, so one failure would leave every later binary unrun and their records
+    /// unwritten, and the report would show their gated cells as `NOT RUN` instead of the
+    /// one failure as itself.
     fn cargo_test_args(self) -> &'static [&'static str] {
         match self {
             // One test thread: the stress scenarios start up to 33 threads each and are meant
             // to contend with themselves, not with each other.
             Step::Real => &[
                 "test",
+                "--no-fail-fast",
                 "--release",
                 "-p",
                 "parksema",
@@ -109,6 +115,7 @@ impl Step {
             // The test profile: debug assertions on, dependencies (loom) optimized.
             Step::Loom => &[
                 "test",
+                "--no-fail-fast",
                 "-p",
                 "parksema",
                 "-p",
@@ -124,6 +131,7 @@ impl Step {
             ],
             Step::Shuttle => &[
                 "test",
+                "--no-fail-fast",
                 "-p",
                 "parksema",
                 "-p",
@@ -1136,6 +1144,22 @@ mod tests {
             read("parkcheck/tests/conformance/report.rs"),
             "parkcheck/tests/conformance/report.rs must be a copy of models/report.rs"
         );
+    }
+
+    /// Every cargo-test step runs every test binary whatever fails: `--no-fail-fast` is
+    /// among its arguments, before libtest's `--` (it is cargo's option, not libtest's).
+    #[test]
+    fn every_cargo_test_step_runs_every_binary() {
+        for step in [Step::Real, Step::Loom, Step::Shuttle] {
+            let args = step.cargo_test_args();
+            let cargos = args.split(|a| *a == "--").next().unwrap_or(args);
+            assert_eq!(args.first(), Some(&"test"), "{}", step.name());
+            assert!(
+                cargos.contains(&"--no-fail-fast"),
+                "{} must run with --no-fail-fast: {args:?}",
+                step.name()
+            );
+        }
     }
 
     #[test]
