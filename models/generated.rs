@@ -19,11 +19,12 @@ use std::sync::atomic::{AtomicU64, Ordering as StdOrdering};
 use std::sync::{Arc as StdArc, Mutex};
 use std::time::Duration;
 
-use parksema::__model::{AtomicUsize, Ordering, advance_clock, now, parked_untracked, thread};
+use parksema::__model::{
+    AtomicUsize, Ordering, SharedCell, advance_clock, now, parked_untracked, thread,
+};
 use parksema::{Fairness, OwnedPermit, Permit, Semaphore, TryAcquireError};
 use proptest::prelude::*;
 
-use super::scenarios::Build;
 use super::spec::{Call, History, Record, Wait};
 
 /// How an acquire waits.
@@ -64,6 +65,11 @@ pub(crate) enum Op {
     IsClosed,
     Parked,
     Advance(u64),
+    /// A read and a write of the shared cell while holding permits: only in a program whose
+    /// one permit is all there is (no adds), so a holder is alone with the cell, and only
+    /// until the monitor adds permits. Under loom a holder not ordered after the last one is
+    /// a causality violation: the only way a history check can see an ordering flaw.
+    Touch,
 }
 
 /// A generated program.
@@ -72,6 +78,49 @@ pub(crate) struct Program {
     pub(crate) permits: usize,
     pub(crate) mode: Fairness,
     pub(crate) threads: Vec<Vec<Op>>,
+}
+
+impl Program {
+    /// The program as real threads can run it against the specification: no deadline on
+    /// the clock and no clock advance (real time passes by itself, and the specification's
+    /// clock moves only by advances), so a deadline is a zero timeout.
+    pub(crate) fn for_real_threads(mut self) -> Program {
+        for ops in &mut self.threads {
+            ops.retain(|op| !matches!(op, Op::Advance(_)));
+            for op in ops.iter_mut() {
+                if let Op::Acquire { form, .. } = op
+                    && matches!(form, Form::Until(_))
+                {
+                    *form = Form::ZeroTimeout;
+                }
+            }
+        }
+        self.threads.retain(|ops| !ops.is_empty());
+        self
+    }
+
+    /// Whether a holder of a permit is alone with the shared cell: one permit, never added
+    /// to.
+    fn exclusive(&self) -> bool {
+        self.permits == 1
+            && !self
+                .threads
+                .iter()
+                .flatten()
+                .any(|op| matches!(op, Op::Add(_) | Op::Overfill))
+    }
+
+    /// The permits all its acquires ask for.
+    fn requested(&self) -> usize {
+        self.threads
+            .iter()
+            .flatten()
+            .map(|op| match op {
+                Op::Acquire { n, .. } => *n,
+                _ => 0,
+            })
+            .sum()
+    }
 }
 
 fn form() -> impl Strategy<Value = Form> {
@@ -100,7 +149,51 @@ fn op(max_n: usize) -> impl Strategy<Value = Op> {
         1 => Just(Op::IsClosed),
         1 => Just(Op::Parked),
         1 => (1..=2u64).prop_map(|ms| Op::Advance(ms * 1000)),
+        2 => Just(Op::Touch),
     ]
+}
+
+/// One permit and no adds, so that a holder is alone with the shared cell: each thread runs
+/// one or two hold sections (an acquire of one permit in a drawn form, a touch of the cell,
+/// a drawn release), and may close the semaphore at the end. The shape that lets loom's race
+/// detection see an ordering flaw through a program.
+pub(crate) fn exclusive_program(threads: usize) -> impl Strategy<Value = Program> {
+    let section = (
+        prop_oneof![
+            Just(Form::Blocking),
+            Just(Form::Try),
+            Just(Form::ZeroTimeout)
+        ],
+        any::<bool>(),
+        prop_oneof![Just(Op::Drop), Just(Op::ReleaseFair)],
+    )
+        .prop_map(|(form, owned, release)| {
+            vec![Op::Acquire { n: 1, form, owned }, Op::Touch, release]
+        });
+    let thread = (
+        prop::collection::vec(section, 1..=2),
+        prop::bool::weighted(0.2),
+    )
+        .prop_map(|(sections, close)| {
+            let mut ops: Vec<Op> = sections.into_iter().flatten().collect();
+            if close {
+                ops.push(Op::Close);
+            }
+            ops
+        });
+    (
+        prop_oneof![
+            Just(Fairness::Eventual),
+            Just(Fairness::Fifo),
+            Just(Fairness::Barging)
+        ],
+        prop::collection::vec(thread, threads),
+    )
+        .prop_map(|(mode, threads)| Program {
+            permits: 1,
+            mode,
+            threads,
+        })
 }
 
 /// 0–2 permits, every mode, `threads` threads (a range) of 1–`ops` operations.
@@ -148,10 +241,14 @@ impl Guard<'_> {
 }
 
 /// The run's history as it is recorded: calls in the order they end, ticks from one
-/// counter.
+/// counter; and the shared cell.
 struct Recorder {
     ticks: AtomicU64,
     records: Mutex<Vec<Record>>,
+    cell: SharedCell<u64>,
+    /// Whether the cell may be touched: the program is [`exclusive`](Program::exclusive)
+    /// and the monitor has not added permits yet.
+    exclusive: std::sync::atomic::AtomicBool,
 }
 
 impl Recorder {
@@ -364,6 +461,18 @@ fn run_thread(
                 advance_clock(Duration::from_micros(micros));
                 rec.record(me, start, Call::Advance { micros });
             }
+            Op::Touch => {
+                let held: usize = guards.iter().map(Guard::n).sum();
+                if held > 0 && rec.exclusive.load(StdOrdering::SeqCst) {
+                    // SAFETY: this thread holds the program's one permit, so no other
+                    // thread touches the cell until it is returned (the monitor's adds end
+                    // the exclusivity first); a missing happens-before edge between holders
+                    // is what loom reports.
+                    let seen = rec.cell.with(|p| unsafe { *p });
+                    // SAFETY: as above.
+                    rec.cell.with_mut(|p| unsafe { *p = seen + 1 });
+                }
+            }
         }
     }
     while let Some(g) = guards.pop() {
@@ -371,14 +480,17 @@ fn run_thread(
     }
 }
 
-/// Runs `program` against `build` and checks its history: panics with the violation and the
-/// history if it is not linearizable or quiescence finds a blocked call the model would let
-/// through. `real_time`: whether ticks order the calls of different threads.
-pub(crate) fn run(program: &Program, build: Build, real_time: bool) {
-    let sem = StdArc::new(build.fair(program.mode).semaphore(program.permits));
+/// Runs `program` on a semaphore made by `make(permits, mode)` and checks its history:
+/// panics with the violation and the history if it is not linearizable or quiescence finds a
+/// blocked call the model would let through. `real_time`: whether ticks order the calls of
+/// different threads.
+pub(crate) fn run(program: &Program, make: impl Fn(usize, Fairness) -> Semaphore, real_time: bool) {
+    let sem = StdArc::new(make(program.permits, program.mode));
     let rec = StdArc::new(Recorder {
         ticks: AtomicU64::new(0),
         records: Mutex::new(Vec::new()),
+        cell: SharedCell::new(0),
+        exclusive: std::sync::atomic::AtomicBool::new(program.exclusive()),
     });
     let base = now();
     let finished = parksema::__model::Arc::new(AtomicUsize::new(0));
@@ -409,7 +521,7 @@ pub(crate) fn run(program: &Program, build: Build, real_time: bool) {
         })
         .collect();
     // The monitor: wait until every worker has finished or is parked.
-    let seen = loop {
+    let quiesce = || loop {
         let look = || {
             (
                 finished.load(Ordering::SeqCst),
@@ -418,19 +530,38 @@ pub(crate) fn run(program: &Program, build: Build, real_time: bool) {
             )
         };
         let (done, parked, ticks) = look();
-        if done + parked >= workers {
+        if let Some(parked) = parked
+            && done + parked >= workers
+        {
             // Seen again after the others have had a chance to run: a thread just unparked
             // but not yet running is no longer counted, one that is running moves a tick.
             for _ in 0..workers {
                 thread::yield_now();
             }
-            if look() == (done, parked, ticks) {
-                break (done, parked);
+            if look() == (done, Some(parked), ticks) {
+                break (rec.tick(), done, parked);
             }
         }
         thread::yield_now();
     };
-    let at = rec.tick();
+    let first = quiesce();
+    // Then let every waiting call through: the clock past every deadline, and one permit at
+    // a time as many as all the program's requests ask for, so that the order in which the
+    // parked calls are served, and each wake-up, is in the history.
+    if first.1 < workers {
+        rec.exclusive.store(false, StdOrdering::SeqCst);
+        if cfg!(any(feature = "loom", feature = "shuttle")) {
+            let start = rec.tick();
+            advance_clock(Duration::from_millis(4));
+            rec.record(workers, start, Call::Advance { micros: 4000 });
+        }
+        for _ in 0..program.requested() {
+            let start = rec.tick();
+            let ok = sem.try_add_permits(1).is_ok();
+            rec.record(workers, start, Call::Release { n: 1, ok });
+        }
+    }
+    let second = quiesce();
     let start = rec.tick();
     sem.close();
     rec.record(workers, start, Call::Close);
@@ -447,10 +578,10 @@ pub(crate) fn run(program: &Program, build: Build, real_time: bool) {
         records,
         real_time,
     };
-    if let Err(v) = history.quiescent(at) {
+    if let Err(v) = history.quiescent(&[first.0, second.0]) {
         panic!(
-            "spec: {} (quiescence at tick {at}: {} finished, {} parked)",
-            v.0, seen.0, seen.1
+            "spec: {} (at the quiescence points {} and {} finished, {} and {} parked)",
+            v.0, first.1, second.1, first.2, second.2
         );
     }
 }

@@ -445,65 +445,75 @@ impl History {
 
     /// Searches for a linearization; `Ok` if there is one.
     pub(crate) fn linearizable(&self) -> Result<(), Violation> {
-        self.search(None)
+        self.search(&[])
     }
 
-    /// As [`linearizable`](History::linearizable), with a quiescence point at tick `at`:
-    /// the calls that had not returned by then (`end > at`) were all waiting, and the model
-    /// must have exactly them blocked, none able to complete.
-    pub(crate) fn quiescent(&self, at: u64) -> Result<(), Violation> {
-        self.search(Some(at))
+    /// As [`linearizable`](History::linearizable), with quiescence points at the ticks
+    /// `points` (increasing): at each, the calls that had started and not returned
+    /// (`start <= at < end`) were all waiting, and the model must have exactly them blocked,
+    /// none able to complete.
+    pub(crate) fn quiescent(&self, points: &[u64]) -> Result<(), Violation> {
+        self.search(points)
     }
 
-    fn search(&self, quiesce: Option<u64>) -> Result<(), Violation> {
+    fn search(&self, points: &[u64]) -> Result<(), Violation> {
         let events = self.events();
         assert!(events.len() < 64, "a history of fewer than 64 events");
         let all = (1u64 << events.len()) - 1;
-        // The calls waiting at the quiescence point: started before it, not returned.
-        let waiting: Vec<usize> = quiesce.map_or(Vec::new(), |at| {
-            (0..self.records.len())
+        let mut phases = Vec::new();
+        for (k, &at) in points.iter().enumerate() {
+            // The calls waiting at the point: started before it, not returned.
+            let waiting: Vec<usize> = (0..self.records.len())
                 .filter(|&i| self.records[i].start <= at && self.records[i].end > at)
-                .collect()
-        });
-        if let Some(&w) = waiting.iter().find(|&&i| !self.records[i].call.waits()) {
-            return Err(Violation(format!(
-                "quiescent liveness: {:?} had not returned at quiescence\n{self}",
-                self.records[w].call
-            )));
-        }
-        // The events linearized before the point: every event of a call that had returned,
-        // and the arrivals of the waiting calls.
-        let before = quiesce.map(|at| {
-            events.iter().enumerate().fold(0u64, |mask, (e, ev)| {
+                .collect();
+            if let Some(&w) = waiting.iter().find(|&&i| !self.records[i].call.waits()) {
+                return Err(Violation(format!(
+                    "quiescent liveness: {:?} had not returned at quiescence point {k} (tick \
+                     {at})\n{self}",
+                    self.records[w].call
+                )));
+            }
+            // The events linearized before the point: every event of a call that had
+            // returned, and the arrivals of the waiting calls.
+            let before = events.iter().enumerate().fold(0u64, |mask, (e, ev)| {
                 let r = ev.record;
                 let in_before =
                     self.records[r].end <= at || (ev.kind == Kind::Arrive && waiting.contains(&r));
                 if in_before { mask | (1 << e) } else { mask }
-            })
-        });
+            });
+            phases.push(Phase { before, waiting });
+        }
         let mut seen = HashSet::new();
         let start = Spec::new(self.permits, self.mode);
         let search = Search {
             history: self,
             events: &events,
             all,
-            waiting: &waiting,
+            phases: &phases,
         };
-        if search.dfs(0, start, before, &mut seen) {
+        if search.dfs(0, start, 0, &mut seen) {
             Ok(())
         } else {
-            let what = if quiesce.is_some() {
-                "not linearizable with the waiting calls blocked at quiescence (a lost wakeup, \
-                 a stranded head, or a wrong result)"
-            } else {
+            let what = if points.is_empty() {
                 "not linearizable"
+            } else {
+                "not linearizable with the waiting calls blocked at each quiescence point (a \
+                 lost wakeup, a stranded head, or a wrong result)"
             };
             Err(Violation(format!(
-                "{what}: {:?} semaphore of {} permits\n{self}",
+                "{what}: {:?} semaphore of {} permits, quiescence at ticks {points:?}\n{self}",
                 self.mode, self.permits
             )))
         }
     }
+}
+
+/// What must hold at one quiescence point.
+struct Phase {
+    /// The events linearized before it.
+    before: u64,
+    /// The calls blocked at it.
+    waiting: Vec<usize>,
 }
 
 /// One search over a history's events.
@@ -511,7 +521,7 @@ struct Search<'a> {
     history: &'a History,
     events: &'a [Event],
     all: u64,
-    waiting: &'a [usize],
+    phases: &'a [Phase],
 }
 
 impl Search<'_> {
@@ -529,32 +539,34 @@ impl Search<'_> {
         })
     }
 
-    /// Depth-first search from `state` with the events of `done` linearized; `before`: the
-    /// events still to be linearized before the quiescence point, if it has not been passed.
+    /// Depth-first search from `state` with the events of `done` linearized, the quiescence
+    /// points before `phase` passed.
     fn dfs(
         &self,
         done: u64,
         state: Spec,
-        before: Option<u64>,
-        seen: &mut HashSet<(u64, Spec, bool)>,
+        phase: usize,
+        seen: &mut HashSet<(u64, Spec, usize)>,
     ) -> bool {
-        let before = match before {
-            Some(mask) if done == mask => {
-                if !state.stuck_with(self.waiting) {
-                    return false;
-                }
-                None
+        let mut phase = phase;
+        while let Some(p) = self.phases.get(phase) {
+            if done != p.before {
+                break;
             }
-            other => other,
-        };
+            if !state.stuck_with(&p.waiting) {
+                return false;
+            }
+            phase += 1;
+        }
         if done == self.all {
             return true;
         }
-        if !seen.insert((done, state.clone(), before.is_some())) {
+        if !seen.insert((done, state.clone(), phase)) {
             return false;
         }
+        let limit = self.phases.get(phase).map(|p| p.before);
         for e in 0..self.events.len() {
-            if done & (1 << e) != 0 || before.is_some_and(|mask| mask & (1 << e) == 0) {
+            if done & (1 << e) != 0 || limit.is_some_and(|mask| mask & (1 << e) == 0) {
                 continue;
             }
             if !self.ready(done, e) {
@@ -568,7 +580,7 @@ impl Search<'_> {
                 Kind::Complete => state.complete(ev.record, call),
             };
             for s in next {
-                if self.dfs(done | (1 << e), s, before, seen) {
+                if self.dfs(done | (1 << e), s, phase, seen) {
                     return true;
                 }
             }
@@ -709,7 +721,7 @@ mod known_answers {
         );
         assert!(h.linearizable().is_ok(), "linearizable: close came first");
         assert!(
-            h.quiescent(5).is_err(),
+            h.quiescent(&[5]).is_err(),
             "but the waiter was stranded at tick 5"
         );
         // Without the release it is stuck legitimately.
@@ -721,7 +733,7 @@ mod known_answers {
                 rec(2, 6, 7, Call::Close),
             ],
         );
-        assert!(h.quiescent(5).is_ok());
+        assert!(h.quiescent(&[5]).is_ok());
     }
 
     #[test]

@@ -46,7 +46,9 @@ pub enum Flaw {
     /// (a time-of-check/time-of-use gap), instead of reading it under the lock. A release that
     /// lands in the gap finds nobody queued and clears `WAITERS`; the thread then parks on the
     /// stale "exactly `WAITERS`", with a permit free and nobody left to wake it: a lost
-    /// wakeup that needs a thread to stop in the gap while another releases.
+    /// wakeup that needs a thread to stop in the gap while another releases. Under `Fifo` the
+    /// thread decides on the stale word with `Fifo`'s rule and sets `WAITERS` without
+    /// checking that the word is still the one it read.
     ///
     /// Caught by: loom's deadlock report (models `waiters_bit_races` and
     /// `wakes_every_waiter`; the smallest preemption bound that finds it is in the README's
@@ -161,6 +163,16 @@ pub(crate) fn is(flaw: Option<Flaw>, which: Flaw) -> bool {
 /// (`sync::flaw_window`) so that real threads fall into it now and then.
 pub(crate) fn stale_validate_gap() {
     flaw_window();
+}
+
+/// The [`Flaw::StaleValidate`] decision under `Fifo`: `queue` is the rule's answer for the
+/// word read before the lock (`Some` if it says park); the thread then sets `waiters`
+/// whatever the word holds now, instead of compare-exchanging it from what it read.
+pub(crate) fn stale_fifo_queue(state: &AtomicUsize, queue: Option<usize>, waiters: usize) -> bool {
+    if queue.is_some() {
+        state.fetch_or(waiters, Ordering::Relaxed);
+    }
+    queue.is_some()
 }
 
 /// The [`Flaw::RelaxedWhenWaited`] ordering of a release whose expected word is `seen`:

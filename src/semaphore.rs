@@ -1426,7 +1426,10 @@ impl Semaphore {
         let validate = || {
             #[cfg(feature = "broken_sema")]
             if let Some(seen) = stale {
-                return may_park(seen, n);
+                if seen & FIFO == 0 {
+                    return may_park(seen, n);
+                }
+                return flaw::stale_fifo_queue(&self.state, fifo_park_word(seen, n), WAITERS);
             }
             self.may_queue(n)
         };

@@ -13,11 +13,15 @@
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
 mod child;
+#[path = "../models/generated.rs"]
+mod generated;
 #[path = "../models/report.rs"]
 mod report;
 mod scenarios;
 #[path = "../models/scenarios.rs"]
 mod shared;
+#[path = "../models/spec.rs"]
+mod spec;
 mod support;
 
 #[cfg(feature = "broken_sema")]
@@ -257,6 +261,51 @@ fn repeat(name: &str, rounds: usize, body: impl Fn()) {
 /// release builds 2 000 rounds of the small scenarios take about a second here; debug builds
 /// run a tenth.
 const ROUNDS: usize = PER_THREAD / 10;
+
+/// Generated programs (`models/generated.rs`) on real threads, each run many times, every
+/// history checked against the specification with real-time precedence and its quiescence
+/// points. 300 programs × 20 runs in release builds (a tenth of the programs in debug), under
+/// the watchdog: a run that hangs is a stall report naming the program. Real threads race
+/// only where the scheduler lets them, so this finds what the checkers' programs find only
+/// by luck; it is here for the real park table and real atomics.
+#[test]
+fn generated_programs_match_the_specification() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let programs = if cfg!(debug_assertions) { 30 } else { 300 };
+    let runs = 20;
+    let start = std::time::Instant::now();
+    let wd = watchdog::Watchdog::arm(
+        "generated programs against the specification",
+        watchdog::stall_limit(support::STALL),
+    );
+    let w = wd.worker("programs");
+    let mut runner = proptest::test_runner::TestRunner::deterministic();
+    for _ in 0..programs {
+        let program = generated::program(2..=3, 4)
+            .new_tree(&mut runner)
+            .expect("a program")
+            .current()
+            .for_real_threads();
+        // Leaked: the watchdog names a worker's last operation with a static string, and a
+        // stall report must say which program hung (a few hundred short strings, once).
+        w.op(Box::leak(format!("{program:?}").into_boxed_str()));
+        for _ in 0..runs {
+            generated::run(
+                &program,
+                |p, m| shared::Build::CORRECT.fair(m).semaphore(p),
+                true,
+            );
+        }
+    }
+    drop(wd);
+    record(
+        "generated_programs_match_the_specification",
+        programs * runs,
+        "runs",
+        &format!("{programs} programs x {runs} runs"),
+        start,
+    );
+}
 
 #[test]
 fn shared_mutual_exclusion() {

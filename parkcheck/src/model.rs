@@ -69,10 +69,13 @@ lazy_static! {
     static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     /// A std mutex the checker does not see: reading the clock is not a synchronizing
     /// operation. Only `advance_clock` writes it, while it holds the table lock.
-    /// How many threads are queued on each key, as of the last table operation: a copy in a
-    /// std mutex the checker does not see, for [`parked_untracked`].
-    static ref PARKED: std::sync::Mutex<HashMap<usize, usize>> =
+    /// The deadlines of the threads queued on each key, as of the last table operation: a
+    /// copy in a std mutex the checker does not see, for [`parked_untracked`].
+    static ref PARKED: std::sync::Mutex<HashMap<usize, Vec<Option<Instant>>>> =
         std::sync::Mutex::new(HashMap::new());
+    /// Set while a table operation runs (its callbacks can be switched away from, and the
+    /// copy above is then out of date): a std atomic, bookkeeping as `BROKEN`.
+    static ref BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
     static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
         base: Instant::now(),
         elapsed: Duration::ZERO,
@@ -119,19 +122,17 @@ fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
         Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
         Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
     };
+    BUSY.store(true, std::sync::atomic::Ordering::Relaxed);
     let result = f(&mut table);
-    // A timed waiter whose deadline has passed is runnable (it is about to leave the queue
-    // itself), so it is not counted.
-    let at = now();
+    // Only bookkeeping under the table lock: the clock is not read here (its lazy static's
+    // first reader may be a thread outside the lock, and reading it would order this thread
+    // after that one, an edge the real crate does not have).
     let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
     parked.clear();
-    for w in table
-        .queue
-        .iter()
-        .filter(|w| w.deadline.is_none_or(|d| d > at))
-    {
-        *parked.entry(w.key).or_default() += 1;
+    for w in &table.queue {
+        parked.entry(w.key).or_default().push(w.deadline);
     }
+    BUSY.store(false, std::sync::atomic::Ordering::Relaxed);
     result
 }
 
@@ -612,17 +613,24 @@ pub fn parked(key: usize) -> usize {
 /// How many threads are parked on `key` now and cannot run until another thread acts (timed
 /// waiters whose deadline has passed on the mocked clock are not counted), read without the
 /// table lock and without any operation the checker sees: no happens-before edge, no
-/// scheduling point. For a monitor
-/// thread that must observe quiescence (every other thread finished or parked) without
-/// ordering itself after the parked threads or taking the table lock; it may also be called
-/// from a callback.
-pub fn parked_untracked(key: usize) -> usize {
-    PARKED
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .get(&key)
-        .copied()
-        .unwrap_or(0)
+/// scheduling point. `None` while a table operation is under way (a thread is in the middle
+/// of parking or unparking, so nothing is settled). For a monitor thread that must observe
+/// quiescence (every other thread finished or parked) without ordering itself after the
+/// parked threads or taking the table lock.
+pub fn parked_untracked(key: usize) -> Option<usize> {
+    if BUSY.load(std::sync::atomic::Ordering::Relaxed) {
+        return None;
+    }
+    // A timed waiter whose deadline has passed is runnable (it is about to leave the queue
+    // itself), so it is not counted.
+    let at = now();
+    let parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
+    Some(parked.get(&key).map_or(0, |deadlines| {
+        deadlines
+            .iter()
+            .filter(|d| d.is_none_or(|d| d > at))
+            .count()
+    }))
 }
 
 /// How many times [`SpinWait::spin`] spins before it says "park" under a checker, unless

@@ -27,13 +27,13 @@ pub use shuttle::{
 pub use parkcheck::{SPINS, Settings as MockSettings, advance_clock, now, with_settings};
 
 /// How many threads are parked on `sem` now, without a happens-before edge or a scheduling
-/// point under the checkers (parkcheck's untracked copy of its queue); on real threads
-/// `parked_threads`, which takes the bucket lock.
-pub fn parked_untracked(sem: &crate::Semaphore) -> usize {
+/// point under the checkers (parkcheck's untracked copy of its queue; `None` while a table
+/// operation is under way); on real threads `parked_threads`, which takes the bucket lock.
+pub fn parked_untracked(sem: &crate::Semaphore) -> Option<usize> {
     #[cfg(any(feature = "loom", feature = "shuttle"))]
     return parkcheck::parked_untracked(sem.key());
     #[cfg(not(any(feature = "loom", feature = "shuttle")))]
-    sem.parked_threads()
+    Some(sem.parked_threads())
 }
 
 /// The clock deadlines are computed from: `Instant::now` on real threads (under the checkers,
