@@ -144,9 +144,10 @@
 //!   `std`'s mutexes do (a thread that arrives while others are parked may take freed permits
 //!   before the woken thread runs, which saves a context switch when a releasing thread
 //!   re-acquires at once), with `parking_lot`'s old eventual fairness restored per
-//!   semaphore: once a deadline drawn uniformly from 0–1 ms has passed, the next release that
-//!   wakes a thread hands it the permits. One thread cannot keep re-acquiring for much longer
-//!   than 1 ms while another is parked. A large request can still wait behind a stream of
+//!   semaphore: once a deadline drawn uniformly from 0–1 ms after the previous handoff has
+//!   passed, the first release that finds a thread parked hands it the permits (a release
+//!   that finds nobody queued spends no turn). A thread that keeps re-acquiring loses the
+//!   permits at its first such release. A large request can still wait behind a stream of
 //!   small ones (the handoff goes to the first parked request the permits satisfy).
 //! - [`Fairness::Fifo`]: strict arrival order, no barging, every contended release a
 //!   handoff; the cost is a context switch per contended release (the README has the

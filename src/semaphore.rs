@@ -44,7 +44,7 @@ const HANDED: UnparkToken = UnparkToken(1);
 ///
 /// | mode | who gets a released permit while threads wait | cost |
 /// |------|-----------------------------------------------|------|
-/// | `Eventual` (default) | whoever takes it first (a running thread may barge past the parked ones), except that at least every 0–1 ms (a random deadline per semaphore) a release that wakes a thread hands it its permits | a clock read on each release that finds waiters |
+/// | `Eventual` (default) | whoever takes it first (a running thread may barge past the parked ones), except that once a random deadline per semaphore has passed (0–1 ms after the previous handoff) the first release that finds a thread parked hands it its permits | a clock read on each release that finds waiters |
 /// | `Fifo` | the parked threads, in arrival order: no thread takes a permit while another is parked, and a small request waits behind a larger one at the head | every contended release is a handoff: one wake-up per hand-over, no barging |
 /// | `Barging` | whoever takes it first, without bound | none: the highest throughput, and one thread can keep the permits for as long as it keeps re-acquiring |
 ///
@@ -62,21 +62,27 @@ const HANDED: UnparkToken = UnparkToken(1);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Fairness {
-    /// Barging with a fairness timer: when a release wakes a parked thread and this
-    /// semaphore's deadline has passed, the permits go to that thread through the unpark
-    /// token (they never appear in the count, so no barger can take them), and the next
-    /// deadline is drawn uniformly from 0–1 ms. The timer starts at the first release that
-    /// finds a thread waiting. This bounds how long one thread can keep re-acquiring while
-    /// another is parked; it does not bound the wait of a request larger than the permits
-    /// that come back at once (the handoff goes to the first parked request the permits
-    /// satisfy).
+    /// Barging with a fairness timer: once this semaphore's deadline has passed, the first
+    /// release that finds a thread parked hands it the permits through the unpark token (they
+    /// never appear in the count, so no barger can take them), and only then is the next
+    /// deadline drawn, uniformly from 0–1 ms after that release: a release that finds nobody
+    /// to hand to (the only waiter not queued yet, or just timed out) spends nothing. The
+    /// timer starts at the first release that finds a thread waiting. So a thread that keeps
+    /// re-acquiring loses the permits at its first release, after a deadline at most 1 ms
+    /// after the previous handoff, that finds another thread parked; it does not bound the
+    /// wait of a request larger than the permits that come back at once (the handoff goes to
+    /// the first parked request the permits satisfy).
     #[default]
     Eventual,
     /// Strict arrival order: while any thread is parked no thread takes a permit (the
-    /// `try_` forms and a timed acquire with a zero or past deadline fail then too, as on a
-    /// fair Java semaphore), and every release to a waiter hands the permits over, to the
-    /// head of the queue first; a request behind a head that does not fit waits for it (Go's
-    /// `x/sync/semaphore`). A large request is never starved.
+    /// `try_` forms and a timed acquire with a zero or past deadline fail then too, as Go's
+    /// `TryAcquire` does), and every release to a waiter hands the permits over, to the head
+    /// of the queue first; a request behind a head that does not fit waits for it (Go's
+    /// `x/sync/semaphore`). A request arrives when it is queued (under the park table's
+    /// bucket lock), so a request that fits the free permits with nobody queued takes them
+    /// and never sleeps. A large request is never starved; a head whose request is never
+    /// met (more than will ever be free) holds up every request behind it for as long as it
+    /// waits.
     Fifo,
     /// No fairness: a woken thread competes with running ones for the permits, without
     /// bound.
@@ -220,8 +226,10 @@ pub struct Semaphore {
     /// Invariants:
     ///
     /// - `WAITERS` — some thread is parked, or is about to park, on this semaphore. Set only by an acquirer
-    ///   (CAS) before it parks. Cleared **only under the bucket lock**: in the `unpark_*` callback when no
-    ///   thread with this key remains, or in `timed_out` when the last waiter leaves.
+    ///   (CAS) before it parks; under `FIFO` by the parking thread's `validate`, under the bucket lock that
+    ///   queues it, so that there it means exactly "a thread is queued". Cleared **only under the bucket
+    ///   lock**: in the `unpark_*` callback when no thread with this key remains, or in `timed_out` when the
+    ///   last waiter leaves.
     /// - `CLOSED` — set once by `close()`, never cleared.
     ///
     /// Every write to the word is a read-modify-write (the flawed semaphores of the
@@ -229,8 +237,10 @@ pub struct Semaphore {
     state: AtomicUsize,
 
     /// The fairness timer (see `MODE_MASK`): the mode, the next deadline and the generator.
-    /// Under `Eventual` a release that finds `WAITERS` takes a turn with a CAS when the
-    /// deadline has passed, and hands over; the other modes never write it.
+    /// Under `Eventual` the first release that finds `WAITERS` starts it (a CAS from the
+    /// unstarted word); a release that finds `WAITERS` once the deadline has passed hands
+    /// over, and the handoff spends the turn, under the bucket lock, only if it unparked a
+    /// thread. The other modes never write it.
     timer: AtomicU64,
 
     /// The deliberate flaw this semaphore runs with, if any.
@@ -964,8 +974,10 @@ impl Semaphore {
     }
 
     /// Spends the fairness turn taken at `now`: the generator steps and the next deadline is
-    /// drawn. Called by a handoff that unparked a thread, under the bucket lock, which every
-    /// write of the timer holds (so a plain load and store cannot lose a turn).
+    /// drawn. Called by a handoff that unparked a thread, under the bucket lock. Every other
+    /// write of the timer holds that lock too, except the start (`turn_due`'s CAS from the
+    /// unstarted word), which is always the first write and so cannot race this one: a plain
+    /// load and store cannot lose a turn.
     fn spend_turn(&self, now: u64) {
         let t = self.timer.load(Ordering::Relaxed);
         self.timer.store(next_timer(t, now), Ordering::Relaxed);

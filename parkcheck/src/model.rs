@@ -67,8 +67,6 @@ lazy_static! {
     /// Set when a callback broke the contract (the table lock is then poisoned for good). A
     /// std atomic: bookkeeping of the model, not a synchronizing operation of the execution.
     static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    /// A std mutex the checker does not see: reading the clock is not a synchronizing
-    /// operation. Only `advance_clock` writes it, while it holds the table lock.
     /// The deadlines of the threads queued on each key, as of the last table operation: a
     /// copy in a std mutex the checker does not see, for [`parked_untracked`].
     static ref PARKED: std::sync::Mutex<HashMap<usize, Vec<Option<Instant>>>> =
@@ -76,6 +74,11 @@ lazy_static! {
     /// Set while a table operation runs (its callbacks can be switched away from, and the
     /// copy above is then out of date): a std atomic, bookkeeping as `BROKEN`.
     static ref BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    /// A std mutex the checker does not see, so reading the clock adds no edge of its own;
+    /// only `advance_clock` writes it, while it holds the table lock. (The lazy static
+    /// around it is the checker's: under loom every access to it is ordered after the
+    /// access that initialized it, loom's model of `std::sync::Once`, which is why the
+    /// table's own bookkeeping does not read the clock.)
     static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
         base: Instant::now(),
         elapsed: Duration::ZERO,
