@@ -907,15 +907,9 @@ impl WeightedHolders {
 /// that release woke that thread alone. Then two more permits wake the large one.
 pub(crate) fn large_head_small_behind(build: Build) {
     let sem = Arc::new(build.semaphore(0));
-    let big = {
-        let sem = Arc::clone(&sem);
-        thread::spawn(move || sem.acquire_many(2).expect("never closed").forget())
-    };
+    let big = take_and_forget(&sem, 2);
     wait_parked(&sem, 1);
-    let small = {
-        let sem = Arc::clone(&sem);
-        thread::spawn(move || sem.acquire().expect("never closed").forget())
-    };
+    let small = take_and_forget(&sem, 1);
     wait_parked(&sem, 2);
     sem.add_permits(1);
     join(vec![small]);
@@ -930,6 +924,12 @@ pub(crate) fn large_head_small_behind(build: Build) {
     join(vec![big]);
     assert_conserved(&sem, 0);
     assert_waiters_clear(&sem);
+}
+
+/// A thread that acquires `n` permits of `sem` (never closed) and forgets them.
+fn take_and_forget(sem: &Arc<Semaphore>, n: usize) -> thread::JoinHandle<()> {
+    let sem = Arc::clone(sem);
+    thread::spawn(move || sem.acquire_many(n).expect("never closed").forget())
 }
 
 /// (p) A timeout racing the release that would satisfy it: a timed waiter parks first, an
@@ -1544,15 +1544,9 @@ pub(crate) fn eventual_turn_goes_to_a_parked_waiter(build: Build, rounds: usize)
 /// permit; then two more complete the head.
 pub(crate) fn small_arrives_as_a_large_head_is_passed_over(build: Build) {
     let sem = Arc::new(build.semaphore(0));
-    let big = {
-        let sem = Arc::clone(&sem);
-        thread::spawn(move || sem.acquire_many(2).expect("never closed").forget())
-    };
+    let big = take_and_forget(&sem, 2);
     wait_parked(&sem, 1);
-    let small = {
-        let sem = Arc::clone(&sem);
-        thread::spawn(move || sem.acquire().expect("never closed").forget())
-    };
+    let small = take_and_forget(&sem, 1);
     sem.add_permits(1);
     join(vec![small]);
     sem.add_permits(2);
