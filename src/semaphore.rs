@@ -1885,6 +1885,35 @@ mod tests {
         }
     }
 
+    /// `validate` (`may_queue`) applies each mode's rule to the word as it is: without `FIFO`
+    /// a request that fits never parks, even with `WAITERS` set; under `FIFO` it parks behind
+    /// the queued threads, and one that does not fit with nobody queued sets `WAITERS`.
+    #[test]
+    fn validate_applies_each_modes_rule_to_the_word() {
+        for fairness in [Fairness::Eventual, Fairness::Barging] {
+            let sem = Semaphore::with_fairness(1, fairness);
+            sem.state.store(ONE | WAITERS, Ordering::Relaxed);
+            assert!(
+                !sem.may_queue(1),
+                "{fairness:?}: it fits, so it must not park"
+            );
+            assert!(sem.may_queue(2), "{fairness:?}: it does not fit");
+            assert_eq!(sem.state.load(Ordering::Relaxed), ONE | WAITERS);
+        }
+        let fifo = Semaphore::with_fairness(1, Fairness::Fifo);
+        assert!(!fifo.may_queue(1), "nobody queued and it fits");
+        assert!(fifo.may_queue(2), "it does not fit: it queues");
+        assert_eq!(
+            fifo.state.load(Ordering::Relaxed),
+            ONE | FIFO | WAITERS,
+            "and sets WAITERS"
+        );
+        assert!(
+            fifo.may_queue(1),
+            "someone is queued: it fits, but queues behind"
+        );
+    }
+
     /// A handing-over release's filter, decision by decision: a request that its own
     /// permits and the free ones satisfy is unparked; one that does not fit is passed over,
     /// except under `FIFO` (the head holds up the rest) or when nothing is left; nothing is
