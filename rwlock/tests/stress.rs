@@ -6,7 +6,9 @@
 //!
 //! Sizes: debug builds (what `cargo test` runs) a tenth of the release builds' rounds, as in
 //! the root suite's stress tests; the times measured on the 2-core development machine are
-//! next to each test. `WATCHDOG_STALL_SECS` widens every stall limit on a slow machine.
+//! next to each test. The exclusion and writer-progress tests stop early when a loaded machine
+//! makes them slow ([`BUDGET`]; each prints the rounds it ran). `WATCHDOG_STALL_SECS` widens
+//! every stall limit on a slow machine.
 
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
@@ -30,6 +32,46 @@ const ROUNDS: usize = if cfg!(debug_assertions) {
 } else {
     50_000
 };
+
+/// How long one exclusion run ([`exclusion_within`]) or `writer_progress` may keep starting
+/// chunks of rounds.
+///
+/// Every holder yields while inside (the scenarios' `hold`), which is what makes holders
+/// overlap on real threads. On an idle machine the yield comes back at once: the release
+/// build's 50 000 rounds take about 3.5 s here. Beside two busy processes (`yes > /dev/null`,
+/// twice, on the 2-core machine) the yield hands the core to a busy process for a scheduler
+/// slice while the lock is held and the other threads wait for it, and every handoff waits for
+/// its woken thread to be scheduled: each round costs milliseconds, not microseconds (2 000
+/// rounds took 5.5 s on `Fifo` and 12.6 s on `Barging` there, 0.01 s each without the yield),
+/// so the full rounds took 163–165 s for `exclusion`, 13–110 s for the `Barging` half of
+/// `exclusion_in_other_modes` and 38 s for `writer_progress`, near the 300 s of silence after
+/// which `cargo xtask verify`'s supervisor fails the whole real step. With this budget the
+/// same load ran 1 500 to 4 000 rounds (or writes) per thread in each, every entry checked as
+/// in the full run: `exclusion` in 10 s, `exclusion_in_other_modes` in 27 s, `writer_progress`
+/// in 14 s. An idle run does every round (3.8 s, 1.3 s and 0.8 s).
+const BUDGET: Duration = Duration::from_secs(10);
+
+/// Rounds per chunk of an exclusion run: a hundredth of [`ROUNDS`], so that a run stops within
+/// about a chunk of its [`BUDGET`] (500 rounds took 3–5 s beside two busy processes, 0.04 s
+/// idle), and the six threads started afresh for each chunk cost nothing next to it.
+const CHUNK: usize = ROUNDS / 100;
+
+/// Runs the exclusion scenario (four readers and two writers on a lock of 4 readers) on fresh
+/// `build` locks, [`CHUNK`] rounds at a time, until `rounds` rounds are done or [`BUDGET`] has
+/// passed with at least one chunk done. Returns the acquisitions and the rounds run.
+fn exclusion_within(scenario: &str, build: Build, rounds: usize) -> (usize, usize) {
+    let start = Instant::now();
+    let (mut taken, mut done) = (0, 0);
+    while done < rounds && (done == 0 || start.elapsed() < BUDGET) {
+        let chunk = CHUNK.min(rounds - done);
+        let lock = build.data_lock(4);
+        let dog = arm(scenario, &lock);
+        taken += scenarios::exclusion(lock, 4, 2, chunk, |name| dog.worker(name));
+        drop(dog);
+        done += chunk;
+    }
+    (taken, done)
+}
 
 /// The stall limit: no worker may go this long without an operation. Every round here takes
 /// microseconds, so 10 s is far beyond any honest pause on a loaded machine.
@@ -58,41 +100,48 @@ fn record(check: &str, count: usize, unit: &str, detail: &str, start: Instant) {
     );
 }
 
-/// Four readers and two writers hammer a `Fifo` lock of 4 readers, [`ROUNDS`] rounds each;
-/// every entry is checked against who is inside, every read is whole, every write and permit is
-/// there at the end.
+/// Four readers and two writers hammer a `Fifo` lock of 4 readers, [`ROUNDS`] rounds each
+/// (fewer on a loaded machine: [`BUDGET`]); every entry is checked against who is inside, every
+/// read is whole, every write and permit is there at the end of each chunk.
 #[test]
 fn exclusion() {
     let start = Instant::now();
-    let lock = Build::CORRECT.data_lock(4);
-    let dog = arm("rwlock exclusion", &lock);
-    let taken = scenarios::exclusion(lock, 4, 2, ROUNDS, |name| dog.worker(name));
-    drop(dog);
+    let (taken, rounds) = exclusion_within("rwlock exclusion", Build::CORRECT, ROUNDS);
     println!(
-        "real rwlock exclusion: {taken} acquisitions, {:.2} s",
+        "real rwlock exclusion: {taken} acquisitions, {rounds} of {ROUNDS} rounds (chunks of \
+         {CHUNK}, budget {} s), {:.2} s",
+        BUDGET.as_secs(),
         start.elapsed().as_secs_f64()
     );
     record(
         "rwlock exclusion",
         taken,
         "acquisitions",
-        &format!("4 readers + 2 writers x {ROUNDS} rounds, max_readers 4, Fifo"),
+        &format!(
+            "4 readers + 2 writers x {rounds} rounds (of {ROUNDS}, chunks of {CHUNK} within {} \
+             s), max_readers 4, Fifo",
+            BUDGET.as_secs()
+        ),
         start,
     );
 }
 
-/// Exclusion does not depend on the fairness mode: the same traffic, at half the rounds, on
-/// `Barging` and `Eventual` locks.
+/// Exclusion does not depend on the fairness mode: the same traffic, at half the rounds (and
+/// each mode within its own [`BUDGET`]), on `Barging` and `Eventual` locks.
 #[test]
 fn exclusion_in_other_modes() {
     for fairness in [Fairness::Barging, Fairness::Eventual] {
         let start = Instant::now();
-        let lock = Build::CORRECT.fair(fairness).data_lock(4);
-        let dog = arm(&format!("rwlock exclusion, {fairness:?}"), &lock);
-        let taken = scenarios::exclusion(lock, 4, 2, ROUNDS / 2, |name| dog.worker(name));
-        drop(dog);
+        let (taken, rounds) = exclusion_within(
+            &format!("rwlock exclusion, {fairness:?}"),
+            Build::CORRECT.fair(fairness),
+            ROUNDS / 2,
+        );
         println!(
-            "real rwlock exclusion, {fairness:?}: {taken} acquisitions, {:.2} s",
+            "real rwlock exclusion, {fairness:?}: {taken} acquisitions, {rounds} of {} rounds \
+             (chunks of {CHUNK}, budget {} s), {:.2} s",
+            ROUNDS / 2,
+            BUDGET.as_secs(),
             start.elapsed().as_secs_f64()
         );
         record(
@@ -100,8 +149,10 @@ fn exclusion_in_other_modes() {
             taken,
             "acquisitions",
             &format!(
-                "4 readers + 2 writers x {} rounds, max_readers 4, {fairness:?}",
-                ROUNDS / 2
+                "4 readers + 2 writers x {rounds} rounds (of {}, chunks of {CHUNK} within {} \
+                 s), max_readers 4, {fairness:?}",
+                ROUNDS / 2,
+                BUDGET.as_secs()
             ),
             start,
         );
@@ -110,36 +161,54 @@ fn exclusion_in_other_modes() {
 
 /// Writer progress under `Fifo`: four readers on a lock of 4 readers read in a loop, each
 /// yielding while inside so that they overlap, until both writers have written [`ROUNDS`] / 4
-/// times. Only the writers report to the watchdog, so if no write completes within the stall
-/// limit (a writer starved by the readers, or a lost wake-up) the watchdog fails the test,
-/// however busy the readers are. Each read is also checked against the exact property of
+/// times (in twenty runs on fresh locks, fewer on a loaded machine: [`BUDGET`]). Only the
+/// writers report to the watchdog, so if no write completes within the stall limit (a writer
+/// starved by the readers, or a lost wake-up) the watchdog fails the test, however busy the
+/// readers are. Each read is also checked against the exact property of
 /// `scenarios::writer_progress` (no reader that arrived after a parked writer gets in before
 /// it).
 #[test]
 fn writer_progress() {
     let start = Instant::now();
     let writes = ROUNDS / 4;
-    let lock = Build::CORRECT.data_lock(4);
-    let dog = arm("rwlock writer progress", &lock);
-    let run = scenarios::writer_progress(lock, 4, None, 2, writes, |name| dog.worker(name));
-    drop(dog);
-    assert_eq!(run.writes, 2 * writes, "every write completes");
+    // Each run's writes: a twentieth, so that the test stops within about a run of its budget
+    // (the whole 12 500 writes per writer took 38 s beside two busy processes, as the
+    // exclusion runs slowed by the readers' yields inside).
+    let chunk = writes / 20;
+    let (mut total, mut done) = (scenarios::ProgressRun::default(), 0);
+    while done < writes && (done == 0 || start.elapsed() < BUDGET) {
+        let n = chunk.min(writes - done);
+        let lock = Build::CORRECT.data_lock(4);
+        let dog = arm("rwlock writer progress", &lock);
+        let run = scenarios::writer_progress(lock, 4, None, 2, n, |name| dog.worker(name));
+        drop(dog);
+        assert_eq!(run.writes, 2 * n, "every write completes");
+        total.writes += run.writes;
+        total.reads += run.reads;
+        total.armed += run.armed;
+        done += n;
+    }
     println!(
-        "real rwlock writer progress: {} writes and {} reads ({} of them after a writer was \
-         seen parked), {:.2} s",
-        run.writes,
-        run.reads,
-        run.armed,
+        "real rwlock writer progress: {} writes ({done} of {writes} per writer, runs of \
+         {chunk}, budget {} s) and {} reads ({} of them after a writer was seen parked), \
+         {:.2} s",
+        total.writes,
+        BUDGET.as_secs(),
+        total.reads,
+        total.armed,
         start.elapsed().as_secs_f64()
     );
     record(
         "rwlock writer progress",
-        run.writes + run.reads,
+        total.writes + total.reads,
         "acquisitions",
         &format!(
-            "4 readers looping until 2 writers x {writes} writes are done, max_readers 4, Fifo; \
-             {} reads, {} after a writer was seen parked",
-            run.reads, run.armed
+            "4 readers looping until 2 writers x {done} writes (of {writes}, runs of {chunk} \
+             within {} s) are done, max_readers 4, Fifo; {} reads, {} after a writer was seen \
+             parked",
+            BUDGET.as_secs(),
+            total.reads,
+            total.armed
         ),
         start,
     );
