@@ -226,12 +226,16 @@ pub(crate) fn expected() -> Vec<Cell> {
             add(flaw, "real", check, expect);
         }
     }
-    // The soak's short runs (`xtask/src/soak.rs`): each of the six flaws real threads can show
-    // was caught in 10 of 10 runs of `verify`'s soak (10 s at most, seed 0x5eed0000, stall
-    // limit 2 s), so gated; the two ordering flaws are blind there as everywhere on x86-64.
+    // The soak's short runs (`xtask/src/soak.rs`; 10 s at most, seed 0x5eed0000, stall limit
+    // 2 s): five of the six flaws real threads can show were caught in 20 of 20 runs beside two
+    // busy processes (TimeoutLeak 60 of 60), so gated. WeightedLostWakeup only in 2 of 20
+    // there: with this seed only two of the first 31 rounds can show it, and under load the
+    // soak reaches the one that catches at once 12-13 s in, after its 10 s; so reported. The
+    // two ordering flaws are blind there as everywhere on x86-64.
     for flaw in &ROWS[..8] {
         let expect = match *flaw {
             "RelaxedOrdering" | "RelaxedWhenWaited" => Blind(X86),
+            "WeightedLostWakeup" => Report,
             _ => Catch,
         };
         add(flaw, "real", "soak", expect);
