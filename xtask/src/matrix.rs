@@ -284,8 +284,9 @@ pub(crate) fn expected() -> Vec<Cell> {
         add(flaw, "shuttle", check, Catch);
     }
     // spec: the generated programs against the specification. Under shuttle (fixed seeds;
-    // `models/shuttle.rs`, `against_the_spec`): every flaw shuttle can see, within 200
-    // programs; the ordering flaws are blind, as in every shuttle check. Under loom
+    // `models/shuttle.rs`, `against_the_spec`): every flaw shuttle can see, within 2 000
+    // programs; the ordering flaws are blind, as in every shuttle check (the first 100
+    // programs run against each). Under loom
     // (`models/loom.rs`, 24 programs of two threads, bound 2): the ordering flaws through
     // the shared cell, and three more; the other four need more threads or operations than
     // loom's programs have (measured once, not run: see the catch test).
