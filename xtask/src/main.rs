@@ -18,7 +18,8 @@
 //!   CSV files and SVG charts.
 //! - `mutants`: `cargo mutants` with the outcome recorded in `mutants/outcome.md`, or
 //!   (`--by-hand`) the mutants it cannot make, each run against its check
-//!   (`mutants/README.md` has the policy).
+//!   (`mutants/README.md` has the policy), or (`--by-hand --generated`) against the
+//!   generated programs in each build instead; `--only SUBSTRING` selects mutants by id.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -110,6 +111,15 @@ enum Task {
         /// `mutants/by-hand.md`.
         #[arg(long)]
         by_hand: bool,
+        /// With `--by-hand`: run every hand-made mutant against the generated programs
+        /// checked against the executable specification in each build (shuttle, loom, real
+        /// threads) instead of its own checks; writes `mutants/by-hand-generated.md`.
+        #[arg(long, requires = "by_hand")]
+        generated: bool,
+        /// With `--by-hand`: run only the mutants whose id contains this (repeatable: any
+        /// of them); the report keeps the other mutants' rows as they were.
+        #[arg(long, requires = "by_hand", value_name = "SUBSTRING")]
+        only: Vec<String>,
         /// Extra arguments for `cargo mutants` (after `--`), e.g. `--in-diff changes.diff`.
         #[arg(last = true)]
         extra: Vec<String>,
@@ -186,10 +196,16 @@ fn main() -> ExitCode {
             }
         }
         Task::Soak(args) => soak::soak(args),
-        Task::Mutants { by_hand: true, .. } => mutants::by_hand(),
+        Task::Mutants {
+            by_hand: true,
+            generated,
+            only,
+            ..
+        } => mutants::by_hand(&only, generated),
         Task::Mutants {
             by_hand: false,
             extra,
+            ..
         } => mutants::cargo_mutants(&extra),
         Task::Bench { quick, out, extra } => bench(quick, &out, &extra),
     }
@@ -294,5 +310,50 @@ fn bench(quick: bool, out: &std::path::Path, extra: &[String]) -> ExitCode {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Task};
+
+    #[test]
+    fn by_hand_takes_generated_and_repeated_only() {
+        let cli = Cli::try_parse_from([
+            "xtask",
+            "mutants",
+            "--by-hand",
+            "--generated",
+            "--only",
+            "FIFO",
+            "--only",
+            "fairness turn",
+        ])
+        .expect("parses");
+        match cli.command {
+            Task::Mutants {
+                by_hand,
+                generated,
+                only,
+                extra,
+            } => {
+                assert!(by_hand && generated);
+                assert_eq!(only, ["FIFO", "fairness turn"]);
+                assert!(extra.is_empty());
+            }
+            other => panic!("not mutants: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn generated_and_only_need_by_hand() {
+        for args in [
+            &["xtask", "mutants", "--generated"][..],
+            &["xtask", "mutants", "--only", "FIFO"][..],
+        ] {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?}");
+        }
     }
 }
