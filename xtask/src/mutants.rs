@@ -348,11 +348,29 @@ impl WorkCopy {
         let secs = start.elapsed().as_secs_f64();
         match out {
             Ok(out) => {
+                // cargo reports a test binary's abort with an exit code; cargo itself ended
+                // by a signal was stopped from outside, and that is no catch. The report
+                // holds the mutants before this one (`--generated` writes it as it goes).
+                if out.status.code().is_none() {
+                    eprintln!(
+                        "xtask: cargo was stopped from outside ({}); ending the run",
+                        out.status
+                    );
+                    std::process::exit(1);
+                }
                 let text = format!(
                     "{}{}",
                     String::from_utf8_lossy(&out.stdout),
                     String::from_utf8_lossy(&out.stderr)
                 );
+                // Nor is a test binary killed by SIGKILL or SIGTERM, which no check sends
+                // itself (a loom deadlock report aborts: SIGABRT).
+                if let Some(line) = text.lines().find(|l| {
+                    l.contains("(signal: 9, SIGKILL") || l.contains("(signal: 15, SIGTERM")
+                }) {
+                    eprintln!("xtask: a test was stopped from outside ({line}); ending the run");
+                    std::process::exit(1);
+                }
                 (out.status.success(), text, secs)
             }
             Err(e) => (false, format!("could not start cargo: {e}"), secs),
