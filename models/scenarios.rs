@@ -300,9 +300,22 @@ fn assert_waiters_clear(sem: &Semaphore) {
     );
 }
 
-/// (d) Two semaphores whose keys share the park table's bucket (under the mock every key
-/// does): a waiter on each, released in turn; `have_more_threads` must count each key alone.
+/// (d) Two semaphores whose keys share the park table's bucket (under the checkers,
+/// parkcheck's `one_bucket` setting puts every key in one): a waiter on each, released in
+/// turn; `have_more_threads` must count each key alone.
 pub(crate) fn two_semaphores_share_bucket(build: Build) {
+    #[cfg(any(feature = "loom", feature = "shuttle"))]
+    {
+        let mut settings = parksema::__model::mock_settings();
+        settings.one_bucket = true;
+        parksema::__model::with_settings(settings, || two_semaphores_in_one_bucket(build));
+    }
+    #[cfg(not(any(feature = "loom", feature = "shuttle")))]
+    two_semaphores_in_one_bucket(build);
+}
+
+/// [`two_semaphores_share_bucket`]'s body.
+fn two_semaphores_in_one_bucket(build: Build) {
     let sems = Arc::new([build.semaphore(0), build.semaphore(0)]);
     let handles: Vec<_> = (0..2)
         .map(|i| {

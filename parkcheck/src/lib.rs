@@ -26,11 +26,15 @@
 //!
 //! # What the model models
 //!
-//! - one table per execution (the checkers reset their statics between executions);
-//! - FIFO queues keyed by address, all keys in **one bucket** under one lock: the worst case
-//!   of hash collision, where operations on every key serialize on the same lock;
+//! - one table per execution (the checkers reset their statics between executions; the table
+//!   itself is not a checker static, whose every access the checker would order after the
+//!   access that created it);
+//! - FIFO queues keyed by address, **one bucket per key**, each under a lock of its own: no two
+//!   keys collide, so table operations on different keys run in parallel and are not ordered
+//!   by the table, as in the real crate for keys that hash apart (`unpark_requeue` locks both
+//!   of its keys, in key order, as the real crate locks two buckets in address order);
 //! - `validate`, `timed_out`, the unpark callbacks, the filter and `unpark_requeue`'s
-//!   `validate` run under that lock, as the real crate runs them under the bucket lock(s);
+//!   `validate` run under the key's bucket lock, as the real crate runs them;
 //! - `UnparkResult` computed as the real crate computes it: `have_more_threads` counts threads
 //!   with the same key only (in `unpark_filter`, it is set exactly when the filter skipped or
 //!   stopped at a thread of that key; in `unpark_requeue`, only after `UnparkOne` or
@@ -40,16 +44,33 @@
 //!   `TimedOut` only after its timeout, `Invalid` only when `validate` said no;
 //! - `timed_out` is given the key the thread is parked on when it times out (after a requeue,
 //!   the new one) and whether it was the last thread with that key;
-//! - **happens-before only where the real crate has it.** In `parking_lot_core` an unparker,
-//!   holding the bucket lock, writes the woken thread's token and then its futex word
-//!   (`Release`); the woken thread returns from the futex (`Acquire`) without taking the
-//!   bucket lock again. So a woken thread synchronizes with its waker's history up to that
-//!   point, and with nothing that touches the table after it. Here the unparker, holding the
-//!   table lock, writes the token into the woken thread's own slot (a std cell the checker
-//!   does not track) and calls the checker's `Thread::unpark` at once, with no checker
-//!   operation in between: loom's `unpark` joins the waker's history into the woken thread
-//!   at that moment, the futex store's edge. The woken thread reads its slot without the
-//!   lock; it takes the table lock again only when it times out, as the real crate does.
+//! - **happens-before exactly where the real crate has it**, and tested (the conformance
+//!   suite's `edge_*` cases, under loom):
+//!   - table operations on the same key are ordered by its bucket lock; operations on
+//!     different keys are not ordered at all;
+//!   - a woken thread is ordered after its waker's history up to the unpark, and after
+//!     nothing later. In `parking_lot_core` the unparker, holding the bucket lock, stores the
+//!     woken thread's futex word (`Release`); the woken thread loads it (`Acquire`) when it
+//!     goes to sleep or wakes, after its `before_sleep`. Here the unparker stores the
+//!     thread's own word (a checker atomic) under the bucket lock, and calls the checker's
+//!     `unpark` only if the thread is already asleep in the checker's `park` (loom's `unpark`
+//!     joins the waker's history into the thread at once, which while the thread still ran
+//!     `before_sleep` would order that code after the waker);
+//!   - **the one edge the real crate lacks**: a thread that times out under
+//!     `Timeouts::Clock` is ordered after the thread that moved the clock ([`advance_clock`]
+//!     locks the bucket of each key with a thread whose deadline it passes and wakes that
+//!     thread through the checker's `unpark`). Loom cannot wake a blocked thread without
+//!     ordering it after the waker, and a clock move loom does not see is one whose place
+//!     among the other threads' steps it does not explore (a polling wait tried for this
+//!     missed orders that this one reaches: the `ClockUnseen` variant and the
+//!     `clock_moves_are_explored` case). What the edge can hide: a missing `Acquire` on a
+//!     path that runs after a timeout, for what the clock-moving thread wrote before it
+//!     moved the clock or did on that key before. A scenario avoids it by moving the clock
+//!     from a thread that does nothing else, or with `Timeouts::CheckerChooses`, whose
+//!     timeouts have no waker at all;
+//!   - reading the clock ([`now`], [`elapsed`]) or the untracked counts is no operation of
+//!     the execution at all.
+//!
 //!   (`Settings::relock_on_wake` adds the extra edge of a re-lock, for measuring what such
 //!   an edge hides in a primitive's models);
 //! - timeouts as events the checker controls, never wall time (`Timeouts`): by default a
@@ -64,7 +85,7 @@
 //!   spin branch of a protocol, not only the park branch; `spin_no_yield` is one checker spin
 //!   hint (a yield under both checkers);
 //! - the contract is enforced: a callback that calls into the table, a `before_sleep` that
-//!   parks, a callback that panics, or a [`deadlock`] function called from a callback fails
+//!   parks (also after it called an `unpark_*`, which it may), a callback that panics, or a [`deadlock`] function called from a callback fails
 //!   the run with a message naming the rule (the real crate would deadlock, corrupt its queue,
 //!   or abort);
 //! - per-key counters (`stats`) and the number of threads parked on a key (`parked`), so a
@@ -72,9 +93,10 @@
 //!
 //! # What it does not model
 //!
-//! - several buckets: operations on different keys never run in parallel here (the real
-//!   crate runs them in parallel when their keys hash apart; a primitive must not depend on
-//!   either);
+//! - keys that share a bucket, by default: no two keys do, so operations on different keys
+//!   are never serialized by the table (the real crate serializes them, and orders them,
+//!   when their keys hash into one bucket; a primitive must not depend on either).
+//!   `Settings::one_bucket` puts every key in one bucket, to check that case;
 //! - `SpinWait`'s exponential back-off and its 10-spin limit (its spins are yields here);
 //! - the `deadlock_detection` feature: [`deadlock`]'s functions only check where they are
 //!   called from, and `check_deadlock` does not exist (the checkers report deadlocks
@@ -83,6 +105,10 @@
 //!   `AbortOnPanic` (a panicking callback fails the run instead of aborting the process);
 //! - real time: under the default `Timeouts::Clock` a timed park never expires unless a
 //!   scenario advances the clock;
+//! - the real table's own synchronization: its creation (an `Acquire` load of the table
+//!   pointer, paired with its creator's `Release`) and its growth (`grow_hashtable` locks
+//!   every bucket when enough threads exist) order threads in the real crate too, but no
+//!   primitive can count on when they happen, so the model gives neither;
 //! - the eventual-fairness timer (`be_fair`), which `parking_lot_core` 0.10 no longer has.
 //!
 //! Its fidelity is tested, not asserted: `tests/conformance.rs` runs the same suite against

@@ -1,56 +1,66 @@
 //! The model: `parking_lot_core` 0.10's functions on one park table per execution, built on
-//! the checker's lock and threads. What it models and what it does not is in the crate docs.
+//! the checker's locks, atomics and threads. What it models and what it does not is in the
+//! crate docs.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use std::rc::{Rc, Weak};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use parking_lot_core::{FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken};
 
-use crate::checker::{Mutex, lazy_static, spin_loop, thread, thread_local};
+use crate::checker::{AtomicBool, Mutex, lazy_static, spin_loop, thread, thread_local};
 
-/// Where an unparker leaves a parked thread's token. A std mutex, which the checkers do not
-/// see: the happens-before edge comes from the checker's `unpark`, called right after the
-/// token is written (see the crate docs), not from this cell.
-type Slot = Arc<std::sync::Mutex<Option<UnparkToken>>>;
-
-/// Takes the token out of `slot`, if an unparker left one.
-fn take_token(slot: &Slot) -> Option<UnparkToken> {
-    slot.lock().unwrap_or_else(|e| e.into_inner()).take()
+/// A parked thread's side of the table: the real crate's per-thread `ThreadData` and its
+/// parker. Shared (`Rc`) between the queue entry and the parked thread: every model thread
+/// of an execution runs as a coroutine on the OS thread that called the checker, so the
+/// plain cells below are never touched by two OS threads; the checker sees only `woken`.
+#[derive(Debug)]
+struct Slot {
+    /// The parker's word: stored `true` (`Release`) by the unparker under the bucket lock, and
+    /// loaded (`Acquire`) by the parked thread once its `before_sleep` has run: the real
+    /// crate's futex word, and the one edge from a waker to the thread it wakes.
+    woken: AtomicBool,
+    /// The unpark token, written just before `woken` (which orders it).
+    token: Cell<Option<UnparkToken>>,
+    /// The key the thread is parked on now (`unpark_requeue` changes it under both buckets'
+    /// locks); its timeout path locks that key's bucket and checks it again, as the real
+    /// crate's `lock_bucket_checked` does.
+    key: Cell<usize>,
+    deadline: Option<Instant>,
+    /// Set while the thread is blocked in the checker's `park` (after its `before_sleep`):
+    /// only then does an unparker call the checker's `unpark`, whose history join is then the
+    /// futex wake's, not an edge into code the thread still runs before it sleeps.
+    asleep: Cell<bool>,
+    /// Set right after the unparker's store to `woken` (no checker operation between): the
+    /// waiting thread looks at `woken` only once it is set, so a wait costs the checker no
+    /// operation on the word until there is something to find (a thread polling the word
+    /// would otherwise make loom explore ever longer runs of looks before the unparker's
+    /// store, until it gives up on the model's number of branches).
+    stored: Cell<bool>,
+    thread: thread::Thread,
 }
 
-/// A parked thread.
+/// A parked thread in its key's queue.
 #[derive(Debug)]
 struct Waiter {
-    /// The key it is parked on now (`unpark_requeue` changes it).
-    key: usize,
     token: ParkToken,
-    deadline: Option<Instant>,
-    thread: thread::Thread,
-    /// Where its unpark token goes.
-    slot: Slot,
+    slot: Rc<Slot>,
 }
 
-/// The whole park table: one bucket.
-#[derive(Debug)]
-struct Table {
-    /// Parked threads, oldest first, all keys together.
+/// One key's bucket: its queue and its counters, under a checker lock of its own. Every key
+/// has its own bucket (no two keys collide), so table operations on different keys share no
+/// lock and are not ordered by the table, as in the real crate for keys that hash apart.
+#[derive(Debug, Default)]
+struct Bucket {
+    /// The threads parked on this key, oldest first.
     queue: VecDeque<Waiter>,
-    /// What happened on each key so far.
-    stats: HashMap<usize, KeyStats>,
+    stats: KeyStats,
 }
 
-impl Table {
-    fn has_key(&self, key: usize) -> bool {
-        self.queue.iter().any(|w| w.key == key)
-    }
-
-    fn stats(&mut self, key: usize) -> &mut KeyStats {
-        self.stats.entry(key).or_default()
-    }
-}
+type BucketLock = Rc<Mutex<Bucket>>;
 
 /// The mocked clock: a base instant and the time a scenario has advanced it by.
 #[derive(Debug)]
@@ -59,35 +69,99 @@ struct Clock {
     elapsed: Duration,
 }
 
+/// The table of one execution, outside anything the checker tracks: reaching a key's bucket,
+/// reading the clock or the untracked counts is no operation of the execution (no edge, no
+/// scheduling point). Only the buckets' locks and the parkers' words are the checker's.
+#[derive(Debug, Default)]
+struct State {
+    buckets: HashMap<usize, BucketLock>,
+    clock: Option<Clock>,
+    /// The deadlines of the threads queued on each key, as of the last operation on it: for
+    /// [`parked_untracked`].
+    parked: HashMap<usize, Vec<Option<Instant>>>,
+    /// Table operations under way (holding a bucket lock): their callbacks can be switched
+    /// away from, and the counts above are then out of date.
+    busy: usize,
+    /// Set when a callback broke the contract (its bucket's lock is then poisoned for good).
+    broken: bool,
+    /// The timed parks of this execution, for the clock's wake-ups where the checker's
+    /// `park` is how a timed thread waits (shuttle).
+    timed: Vec<Weak<Slot>>,
+    /// The lock all keys share under `Settings::one_bucket` (and the unfaithful
+    /// `OneLockForAllKeys`, which is the same lock where the suite expects none).
+    one_lock: Option<Rc<Mutex<()>>>,
+    /// Whether this execution's [`RESET`] has been set up.
+    reset_armed: bool,
+}
+
+std::thread_local! {
+    /// The current execution's table, on the OS thread that runs the checker (each test
+    /// thread has its own, so models on different test threads never share one).
+    static STATE: RefCell<State> = RefCell::new(State::default());
+}
+
+/// Clears [`STATE`] when the checker drops the execution's statics, at the end of each
+/// execution (also one that failed).
+struct ResetOnDrop;
+
+impl Drop for ResetOnDrop {
+    fn drop(&mut self) {
+        // Taken out first, dropped after: its buckets' drops must not find the cell borrowed.
+        let old = STATE.try_with(|s| s.replace(State::default()));
+        drop(old);
+    }
+}
+
+/// Clears the "armed" mark of [`STATE`] if setting up [`RESET`] unwinds.
+struct DisarmOnUnwind;
+
+impl Drop for DisarmOnUnwind {
+    fn drop(&mut self) {
+        let _ = STATE.try_with(|s| s.borrow_mut().reset_armed = false);
+    }
+}
+
 lazy_static! {
-    static ref TABLE: Mutex<Table> = Mutex::new(Table {
-        queue: VecDeque::new(),
-        stats: HashMap::new(),
-    });
-    /// Set when a callback broke the contract (the table lock is then poisoned for good). A
-    /// std atomic: bookkeeping of the model, not a synchronizing operation of the execution.
-    static ref BROKEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    /// The deadlines of the threads queued on each key, as of the last table operation: a
-    /// copy in a std mutex the checker does not see, for [`parked_untracked`].
-    static ref PARKED: std::sync::Mutex<HashMap<usize, Vec<Option<Instant>>>> =
-        std::sync::Mutex::new(HashMap::new());
-    /// Set while a table operation runs (its callbacks can be switched away from, and the
-    /// copy above is then out of date): a std atomic, bookkeeping as `BROKEN`.
-    static ref BUSY: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    /// A std mutex the checker does not see, so reading the clock adds no edge of its own;
-    /// only `advance_clock` writes it, while it holds the table lock. (The lazy static
-    /// around it is the checker's: under loom every access to it is ordered after the
-    /// access that initialized it, loom's model of `std::sync::Once`, which is why the
-    /// table's own bookkeeping does not read the clock.)
-    static ref CLOCK: std::sync::Mutex<Clock> = std::sync::Mutex::new(Clock {
-        base: Instant::now(),
-        elapsed: Duration::ZERO,
-    });
+    /// Only the first user of the table in an execution touches this (to set up the reset);
+    /// nobody reads it afterwards. The checker orders every later access to a lazy static
+    /// after the access that initialized it (loom models `std::sync::Once`), an edge the real
+    /// table does not have, which is why the table itself is not a lazy static.
+    static ref RESET: ResetOnDrop = ResetOnDrop;
+}
+
+/// Runs `f` on this execution's table state: a short borrow, with no checker operation in
+/// it (one could switch to another model thread, which would find the state borrowed).
+fn state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    if !STATE.with(|s| s.borrow().reset_armed) {
+        // Start from an empty table (one left by an execution whose statics were never
+        // dropped belongs to no execution now), marked armed first, since setting up the
+        // reset can be a scheduling point (shuttle's `Once`) and another thread may use the
+        // table meanwhile. If setting it up panics (outside an execution, or after its
+        // statics were dropped), nothing is armed.
+        let stale = STATE.with(|s| {
+            s.replace(State {
+                reset_armed: true,
+                ..State::default()
+            })
+        });
+        drop(stale);
+        let disarm = DisarmOnUnwind;
+        let _: &ResetOnDrop = &RESET;
+        std::mem::forget(disarm);
+    }
+    STATE.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// The lock of `key`'s bucket, created on first use.
+fn bucket(key: usize) -> BucketLock {
+    state(|s| Rc::clone(s.buckets.entry(key).or_default()))
 }
 
 thread_local! {
     /// The callback this thread is running for the table, if any.
     static RUNNING: Cell<Option<&'static str>> = Cell::new(None);
+    /// Whether this thread holds a bucket lock now.
+    static HOLDING: Cell<bool> = Cell::new(false);
 }
 
 /// Fails the run if this thread is inside a callback that may not call `op`: no table
@@ -103,12 +177,10 @@ fn check_not_in_callback(op: &'static str) {
     }
 }
 
-/// Runs `f` on the table under its lock, first checking that this call does not break the
-/// contract ([`check_not_in_callback`]).
-fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
-    check_not_in_callback(op);
-    let mut table = match TABLE.lock() {
-        Ok(table) => table,
+/// Locks `lock`, taking over a poisoned one unless a callback broke the contract.
+fn lock<T>(lock: &Mutex<T>) -> crate::checker::MutexGuard<'_, T> {
+    match lock.lock() {
+        Ok(guard) => guard,
         // The lock is also poisoned when a guard is dropped while "this thread" is panicking:
         // under the checkers every model thread runs as a coroutine on one OS thread, whose
         // panic count they share, so a thread that took the lock while another was
@@ -116,35 +188,109 @@ fn with_table<R>(op: &'static str, f: impl FnOnce(&mut Table) -> R) -> R {
         // it without anything having gone wrong (shuttle's `unwind_and_move` model of the
         // semaphore, a holder unwinding, does this). Only a callback that broke the contract
         // makes the table unusable.
-        Err(poisoned) if !BROKEN.load(std::sync::atomic::Ordering::Relaxed) => {
-            poisoned.into_inner()
-        }
+        Err(poisoned) if !state(|s| s.broken) => poisoned.into_inner(),
         // This thread is already unwinding after a task was torn down while it held the
         // table: the run has failed already, and its first panic is the one to report, not
         // a second one about the poison, which would abort the process.
         Err(poisoned) if std::thread::panicking() => poisoned.into_inner(),
         Err(_) => panic!("the park table is poisoned: an earlier callback broke the contract"),
-    };
-    BUSY.store(true, std::sync::atomic::Ordering::Relaxed);
-    let result = f(&mut table);
-    // Only bookkeeping under the table lock: the clock is not read here (its lazy static's
-    // first reader may be a thread outside the lock, and reading it would order this thread
-    // after that one, an edge the real crate does not have).
-    let mut parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
-    parked.clear();
-    for w in &table.queue {
-        parked.entry(w.key).or_default().push(w.deadline);
     }
-    BUSY.store(false, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Marks this thread as holding a bucket lock until dropped (also when a callback unwinds).
+struct Holding;
+
+impl Holding {
+    fn enter() -> Holding {
+        HOLDING.with(|h| h.set(true));
+        Holding
+    }
+}
+
+impl Drop for Holding {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(false));
+    }
+}
+
+/// Runs `f` on the buckets of `keys` (one key, or `unpark_requeue`'s two, locked in key
+/// order as the real crate locks two buckets in address order), first checking that this
+/// call does not break the contract ([`check_not_in_callback`]). `f` gets the first key's
+/// bucket and, for two different keys, the second's.
+fn with_buckets<R>(
+    op: &'static str,
+    first: usize,
+    second: Option<usize>,
+    f: impl FnOnce(&mut Bucket, Option<&mut Bucket>) -> R,
+) -> R {
+    check_not_in_callback(op);
+    // Only reachable from a `before_sleep` run under the lock (an unfaithful variant): the
+    // checker's lock would block this thread on itself.
+    assert!(
+        !HOLDING.with(Cell::get),
+        "park table: `{op}` was called while this thread holds a bucket lock; the real crate \
+         would deadlock here"
+    );
+    if unfaithful(Unfaithful::TableInLazyStatic) {
+        // Every use reads the lazy static the first user initialized: the edge of a table
+        // kept in one.
+        let _: &ResetOnDrop = &RESET;
+    }
+    let one_lock = (settings().one_bucket || unfaithful(Unfaithful::OneLockForAllKeys))
+        .then(|| state(|s| Rc::clone(s.one_lock.get_or_insert_with(Rc::default))));
+    let _one = one_lock.as_deref().map(lock);
+    let second = second.filter(|&k| k != first);
+    let (a, b) = (bucket(first), second.map(bucket));
+    let mut guards = match (&b, second) {
+        (Some(b), Some(k)) if k < first => {
+            let gb = lock(b);
+            (lock(&a), Some(gb))
+        }
+        (Some(b), _) => {
+            let ga = lock(&a);
+            (ga, Some(lock(b)))
+        }
+        _ => (lock(&a), None),
+    };
+    state(|s| s.busy += 1);
+    let holding = Holding::enter();
+    let result = f(&mut guards.0, guards.1.as_deref_mut());
+    drop(holding);
+    // Only bookkeeping under the locks: the clock is not read (nor anything the checker
+    // sees).
+    state(|s| {
+        for (key, bucket) in [
+            (first, Some(&*guards.0)),
+            (second.unwrap_or(first), guards.1.as_deref()),
+        ] {
+            if let Some(bucket) = bucket {
+                let deadlines = bucket.queue.iter().map(|w| w.slot.deadline).collect();
+                s.parked.insert(key, deadlines);
+            }
+        }
+        s.busy -= 1;
+    });
     result
 }
 
+/// Runs `f` on `key`'s bucket under its lock ([`with_buckets`] with one key).
+fn with_bucket<R>(op: &'static str, key: usize, f: impl FnOnce(&mut Bucket) -> R) -> R {
+    with_buckets(op, key, None, |bucket, _| f(bucket))
+}
+
 /// Runs the callback `name`, failing the run if it panics: `parking_lot_core` aborts the
-/// process when a callback unwinds (it holds the bucket lock).
+/// process when a callback unwinds (it holds the bucket lock). The marker it sets is the
+/// previous one again afterwards, so a table call from a callback inside `before_sleep`
+/// (an unpark's filter, say) leaves `before_sleep`'s rule in force.
 fn callback<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
-    RUNNING.with(|r| r.set(Some(name)));
+    let previous = RUNNING.with(|r| r.replace(Some(name)));
     let result = catch_unwind(AssertUnwindSafe(f));
-    RUNNING.with(|r| r.set(None));
+    let restored = if unfaithful(Unfaithful::CallbackMarkerReset) {
+        None
+    } else {
+        previous
+    };
+    RUNNING.with(|r| r.set(restored));
     match result {
         Ok(value) => value,
         Err(payload) => {
@@ -153,7 +299,7 @@ fn callback<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
                 .map(String::as_str)
                 .or_else(|| payload.downcast_ref::<&str>().copied())
                 .unwrap_or("a non-string panic");
-            BROKEN.store(true, std::sync::atomic::Ordering::Relaxed);
+            state(|s| s.broken = true);
             panic!(
                 "park-table contract violated: the `{name}` callback panicked ({msg}); \
                  parking_lot_core aborts the process when a callback unwinds"
@@ -162,19 +308,30 @@ fn callback<R>(name: &'static str, f: impl FnOnce() -> R) -> R {
     }
 }
 
-/// Hands `token` to each of `chosen` and wakes it. No checker operation comes between a
-/// write and its unpark: a woken thread that finds its token has already been joined with
-/// the waker's history (the real crate's futex store, then its wake).
+/// Hands `token` to each of `chosen` and wakes it, under the bucket lock (the real crate's
+/// futex store also happens under the lock; only its wake system call comes after): the
+/// token, then the parker's word (a `Release` store, paired with the `Acquire` look in
+/// [`park_safe`]'s wait), then the checker's `unpark` if the thread is asleep in the
+/// checker's `park` already. A thread not yet asleep (still in `before_sleep`, or a timed
+/// thread that waits by polling) finds the word itself.
 fn deliver(chosen: Vec<Waiter>, token: UnparkToken) {
+    let at_once = unfaithful(Unfaithful::WakeJoinsAtOnce);
     for waiter in chosen {
-        *waiter.slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(token);
-        waiter.thread.unpark();
+        let slot = &waiter.slot;
+        slot.token.set(Some(token));
+        // `SeqCst`: a `Release` store the parked thread's `SeqCst` look cannot miss (see
+        // `park_safe`).
+        slot.woken.store(true, Ordering::SeqCst);
+        slot.stored.set(true);
+        if slot.asleep.get() || at_once {
+            slot.thread.unpark();
+        }
     }
 }
 
 /// `parking_lot_core::park`, on the modelled table.
 ///
-/// Parks the current thread on `key` if `validate` (run under the table lock) returns
+/// Parks the current thread on `key` if `validate` (run under the key's bucket lock) returns
 /// `true`; runs `before_sleep` after the lock is released; returns when an unpark chooses
 /// it ([`ParkResult::Unparked`] with the unparker's token), when its timeout passes on the
 /// mocked clock ([`ParkResult::TimedOut`], after `timed_out(key, was_last)` ran under the
@@ -184,7 +341,7 @@ fn deliver(chosen: Vec<Waiter>, token: UnparkToken) {
 /// # Safety
 ///
 /// As `parking_lot_core::park`: `key` must be an address the caller controls; `validate` and
-/// `timed_out` run under the table lock and must not call into the table or unwind;
+/// `timed_out` run under the bucket lock and must not call into the table or unwind;
 /// `before_sleep` must not park or unwind. The model checks the callback rules and fails the
 /// run when one is broken.
 pub unsafe fn park(
@@ -198,6 +355,19 @@ pub unsafe fn park(
     park_safe(key, validate, before_sleep, timed_out, park_token, timeout)
 }
 
+/// How the thread in [`park_safe`] waits for its unpark or its timeout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wait {
+    /// Blocked in the checker's `park` until an unparker (or [`advance_clock`]) wakes it: a
+    /// thread nobody wakes is the checker's deadlock.
+    Sleep,
+    /// Polling its word and the clock, yielding between looks (the unfaithful variants
+    /// `NoWakeEdge` and `ClockUnseen` only).
+    Poll,
+    /// Timing out as soon as the checker schedules it (`Timeouts::CheckerChooses`).
+    TimeOutNow,
+}
+
 /// [`park`]'s body: a safe function, so that `cargo mutants` mutates it (it skips the bodies
 /// of `unsafe fn`s). Nothing in it needs the caller's promises: the model only compares keys.
 fn park_safe(
@@ -208,46 +378,91 @@ fn park_safe(
     park_token: ParkToken,
     timeout: Option<Instant>,
 ) -> ParkResult {
-    let slot: Slot = Arc::default();
-    let queued = with_table("park", |table| {
+    let slot = Rc::new(Slot {
+        woken: AtomicBool::new(false),
+        token: Cell::new(None),
+        key: Cell::new(key),
+        deadline: timeout,
+        asleep: Cell::new(false),
+        stored: Cell::new(false),
+        thread: thread::current(),
+    });
+    let under_lock = unfaithful(Unfaithful::BeforeSleepUnderLock);
+    let mut before_sleep = Some(before_sleep);
+    // Made a `SeqCst` store, so that the look below can tell it from the unparker's.
+    slot.woken.store(false, Ordering::SeqCst);
+    let queued = with_bucket("park", key, |bucket| {
         if !callback("validate", validate) {
             return false;
         }
         let waiter = Waiter {
-            key,
             token: park_token,
-            deadline: timeout,
-            thread: thread::current(),
-            slot: Arc::clone(&slot),
+            slot: Rc::clone(&slot),
         };
         if unfaithful(Unfaithful::Lifo) {
-            table.queue.push_front(waiter);
+            bucket.queue.push_front(waiter);
         } else {
-            table.queue.push_back(waiter);
+            bucket.queue.push_back(waiter);
         }
-        table.stats(key).parks += 1;
+        bucket.stats.parks += 1;
+        if timeout.is_some() {
+            state(|s| s.timed.push(Rc::downgrade(&slot)));
+        }
+        if under_lock {
+            callback(
+                "before_sleep",
+                before_sleep.take().expect("before_sleep runs once"),
+            );
+        }
         true
     });
     if !queued {
         return ParkResult::Invalid;
     }
-    callback("before_sleep", before_sleep);
+    if let Some(before_sleep) = before_sleep.take() {
+        callback("before_sleep", before_sleep);
+    }
     if unfaithful(Unfaithful::SpuriousReturn) {
         // Leaves the queue and returns as if unparked, with nobody having unparked it.
-        with_table("park", |table| {
-            table.queue.retain(|w| !Arc::ptr_eq(&w.slot, &slot));
+        with_bucket("park", slot.key.get(), |bucket| {
+            bucket.queue.retain(|w| !Rc::ptr_eq(&w.slot, &slot));
         });
         return ParkResult::Unparked(parking_lot_core::DEFAULT_UNPARK_TOKEN);
     }
 
-    let chosen_timeout = settings().timeouts == Timeouts::CheckerChooses;
+    let wait = match timeout {
+        _ if unfaithful(Unfaithful::NoWakeEdge) => Wait::Poll,
+        None => Wait::Sleep,
+        Some(_) if settings().timeouts == Timeouts::CheckerChooses => Wait::TimeOutNow,
+        Some(_) if unfaithful(Unfaithful::ClockUnseen) => Wait::Poll,
+        Some(_) => Wait::Sleep,
+    };
+    // The look must find an unparker's store once it is made, as the kernel's futex check
+    // does: loom lets a plain load return an older store it is not ordered after, so a
+    // thread still in `before_sleep` when its unparker stored (and so was not woken by it)
+    // could read `false` and sleep forever. A `SeqCst` load skips a `SeqCst` store that a
+    // newer `SeqCst` store follows, and the unparker's store follows the first one below (it
+    // locked the bucket after this thread queued), so the look reads `true` once the
+    // unparker has stored it. Loom's `SeqCst` is otherwise `AcqRel` (loom 0.7 gives `SeqCst`
+    // accesses no total order), so the edge is the `Release`/`Acquire` pair, no more.
+    let word = if unfaithful(Unfaithful::NoWakeEdge) {
+        Ordering::Relaxed
+    } else {
+        Ordering::SeqCst
+    };
     let mut timed_out = Some(timed_out);
     loop {
-        // No lock: the unparker wrote the token and, in the same step, unparked this thread,
-        // which is the one happens-before edge the real crate's futex gives.
-        if let Some(token) = take_token(&slot) {
+        // Marked asleep before the look, so an unparker that stores the word after it wakes
+        // this thread; one that stored it before is seen by the look.
+        slot.asleep.set(wait == Wait::Sleep);
+        if slot.stored.get() && slot.woken.load(word) {
+            slot.asleep.set(false);
+            let token = slot
+                .token
+                .take()
+                .expect("the unparker writes the token first");
             if settings().relock_on_wake {
-                with_table("park", |_| ());
+                with_bucket("park", slot.key.get(), |_| ());
             }
             return ParkResult::Unparked(token);
         }
@@ -256,46 +471,64 @@ fn park_safe(
             // The checker chooses: this thread may time out now, and the checker decides
             // whether that happens before or after any unpark (the lock below is a
             // scheduling point like any other).
-            Some(_) if chosen_timeout => true,
+            Some(_) if wait == Wait::TimeOutNow => true,
             Some(deadline) => deadline <= now(),
         };
         if expired {
-            // As in the real crate, the thread locks the bucket to leave the queue, unless an
-            // unpark removed it first (then its token is in the slot, written under the lock
-            // this thread now holds).
-            let left = with_table("park", |table| {
-                let at = table
-                    .queue
-                    .iter()
-                    .position(|w| Arc::ptr_eq(&w.slot, &slot))?;
-                let waiter = table.queue.remove(at)?;
-                // The key it is parked on now: after a requeue, not the one it parked with.
-                let key_now = if unfaithful(Unfaithful::TimedOutOriginalKey) {
-                    key
-                } else {
-                    waiter.key
-                };
-                let was_last = !table.has_key(waiter.key);
-                table.stats(waiter.key).timeouts += 1;
-                let timed_out = timed_out.take().expect("a park times out once");
-                callback("timed_out", || timed_out(key_now, was_last));
-                Some(ParkResult::TimedOut)
-            });
-            match left {
-                Some(result) => return result,
-                None => continue,
+            slot.asleep.set(false);
+            if let Some(result) = leave_on_timeout(&slot, key, &mut timed_out) {
+                return result;
             }
+            // An unpark removed it first: its word is set, under the lock just taken.
+            continue;
         }
-        // The checker's park may return spuriously, or for an earlier `unpark` (the clock's);
-        // the loop looks again, so this one never does.
-        thread::park();
+        match wait {
+            Wait::Sleep => thread::park(),
+            Wait::Poll | Wait::TimeOutNow => thread::yield_now(),
+        }
+    }
+}
+
+/// A timed-out thread leaves its queue, as in the real crate: it locks the bucket of the key
+/// it is parked on now (checked again under the lock, since a requeue may move it while it
+/// waits for the lock) and runs `timed_out` there, unless an unpark removed it first
+/// (`None`: its word is set, under the lock it took).
+fn leave_on_timeout(
+    slot: &Rc<Slot>,
+    parked_with: usize,
+    timed_out: &mut Option<impl FnOnce(usize, bool)>,
+) -> Option<ParkResult> {
+    loop {
+        let key = slot.key.get();
+        let left = with_bucket("park", key, |bucket| {
+            if slot.key.get() != key {
+                return Err(());
+            }
+            let Some(at) = bucket.queue.iter().position(|w| Rc::ptr_eq(&w.slot, slot)) else {
+                return Ok(None);
+            };
+            bucket.queue.remove(at);
+            // The key it is parked on now: after a requeue, not the one it parked with.
+            let key_now = if unfaithful(Unfaithful::TimedOutOriginalKey) {
+                parked_with
+            } else {
+                key
+            };
+            let was_last = bucket.queue.is_empty();
+            bucket.stats.timeouts += 1;
+            let timed_out = timed_out.take().expect("a park times out once");
+            callback("timed_out", || timed_out(key_now, was_last));
+            Ok(Some(ParkResult::TimedOut))
+        });
+        if let Ok(result) = left {
+            return result;
+        }
     }
 }
 
 /// Removes the waiters chosen by `choose` (called in FIFO order for each waiter with `key`),
-/// runs `callback_fn` with the result, and hands its token to the chosen waiters, waking each
-/// while the lock is still held (the real crate's futex store also happens under the lock;
-/// only its wake system call comes after).
+/// runs `callback_fn` with the result, and hands its token to the chosen waiters
+/// ([`deliver`], under the lock).
 fn unpark_where(
     op: &'static str,
     key: usize,
@@ -305,13 +538,13 @@ fn unpark_where(
     let outside = unfaithful(Unfaithful::CallbackOutsideLock);
     let mut callback_fn = Some(callback_fn);
     let mut late = None;
-    let result = with_table(op, |table| {
+    let result = with_bucket(op, key, |bucket| {
         let mut result = UnparkResult::default();
         let mut chosen = Vec::new();
-        let mut kept = VecDeque::with_capacity(table.queue.len());
+        let mut kept = VecDeque::with_capacity(bucket.queue.len());
         let mut stopped = false;
-        while let Some(waiter) = table.queue.pop_front() {
-            if stopped || waiter.key != key {
+        while let Some(waiter) = bucket.queue.pop_front() {
+            if stopped {
                 kept.push_back(waiter);
                 continue;
             }
@@ -328,12 +561,12 @@ fn unpark_where(
                 }
             }
         }
-        table.queue = kept;
+        bucket.queue = kept;
         if unfaithful(Unfaithful::OtherKeysCount) {
-            result.have_more_threads = !table.queue.is_empty();
+            result.have_more_threads = !bucket.queue.is_empty() || others_parked(key);
         }
         result.unparked_threads = chosen.len();
-        let stats = table.stats(key);
+        let stats = &mut bucket.stats;
         stats.unpark_calls += 1;
         stats.woken += chosen.len();
         stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(chosen.len());
@@ -352,6 +585,16 @@ fn unpark_where(
         deliver(chosen, token);
     }
     result
+}
+
+/// Whether a thread is parked on a key other than `key`, as of the last operation on each
+/// (for `Unfaithful::OtherKeysCount`, which counts every key's threads).
+fn others_parked(key: usize) -> bool {
+    state(|s| {
+        s.parked
+            .iter()
+            .any(|(&k, deadlines)| k != key && !deadlines.is_empty())
+    })
 }
 
 /// `parking_lot_core::unpark_one`, on the modelled table: unparks the oldest thread parked on
@@ -419,17 +662,17 @@ pub unsafe fn unpark_filter(
     unpark_where("unpark_filter", key, filter, callback)
 }
 
-/// `parking_lot_core::unpark_requeue`, on the modelled table: under the lock, `validate`
-/// chooses a [`RequeueOp`]; the threads parked on `key_from` are then unparked or moved to
-/// the end of `key_to`'s queue as the operation says (in their order), `callback` runs with
-/// the operation and the result, and its token goes to the thread unparked, if any. With
-/// [`RequeueOp::Abort`] nothing changes, `callback` is not called, and the result is the
-/// default one.
+/// `parking_lot_core::unpark_requeue`, on the modelled table: under both keys' bucket locks,
+/// `validate` chooses a [`RequeueOp`]; the threads parked on `key_from` are then unparked or
+/// moved to the end of `key_to`'s queue as the operation says (in their order), `callback`
+/// runs with the operation and the result, and its token goes to the thread unparked, if
+/// any. With [`RequeueOp::Abort`] nothing changes, `callback` is not called, and the result
+/// is the default one.
 ///
 /// # Safety
 ///
-/// As `parking_lot_core::unpark_requeue`: `validate` and `callback` run under the table lock
-/// and must not call into the table or unwind (checked).
+/// As `parking_lot_core::unpark_requeue`: `validate` and `callback` run under the bucket
+/// locks and must not call into the table or unwind (checked).
 pub unsafe fn unpark_requeue(
     key_from: usize,
     key_to: usize,
@@ -449,7 +692,7 @@ fn unpark_requeue_safe(
     let outside = unfaithful(Unfaithful::CallbackOutsideLock);
     let mut callback_fn = Some(callback);
     let mut late = None;
-    let result = with_table("unpark_requeue", |table| {
+    let result = with_buckets("unpark_requeue", key_from, Some(key_to), |from, to| {
         let op = self::callback("validate", validate);
         let mut result = UnparkResult::default();
         if op == RequeueOp::Abort {
@@ -459,12 +702,10 @@ fn unpark_requeue_safe(
         let just_one = matches!(op, RequeueOp::UnparkOne | RequeueOp::RequeueOne);
         let mut woken = Vec::new();
         let mut requeued = Vec::new();
-        let mut kept = VecDeque::with_capacity(table.queue.len());
+        let mut kept = VecDeque::with_capacity(from.queue.len());
         let mut done = false;
-        while let Some(mut waiter) = table.queue.pop_front() {
-            if waiter.key != key_from {
-                kept.push_back(waiter);
-            } else if done {
+        while let Some(waiter) = from.queue.pop_front() {
+            if done {
                 // `UnparkOne` and `RequeueOne` leave the rest parked, and say so.
                 result.have_more_threads = true;
                 kept.push_back(waiter);
@@ -473,24 +714,27 @@ fn unpark_requeue_safe(
                 result.unparked_threads = 1;
                 done = just_one;
             } else {
-                waiter.key = key_to;
+                waiter.slot.key.set(key_to);
                 requeued.push(waiter);
                 result.requeued_threads += 1;
                 done = just_one;
             }
         }
         if unfaithful(Unfaithful::OtherKeysCount) {
-            result.have_more_threads = !kept.is_empty();
+            let to_parked = to.as_ref().is_some_and(|to| !to.queue.is_empty());
+            result.have_more_threads = !kept.is_empty() || to_parked || others_parked(key_from);
         }
-        // The requeued threads join the end of the queue, so on `key_to` they come after the
-        // threads already parked there, in their order.
-        kept.extend(requeued);
-        table.queue = kept;
-        let from = table.stats(key_from);
-        from.unpark_calls += 1;
-        from.woken += woken.len();
-        from.most_woken_by_one_call = from.most_woken_by_one_call.max(woken.len());
-        from.requeued += result.requeued_threads;
+        // The requeued threads join the end of `key_to`'s queue, after the threads already
+        // parked there, in their order (`key_to` may be `key_from` itself).
+        from.queue = kept;
+        match to {
+            Some(to) => to.queue.extend(requeued),
+            None => from.queue.extend(requeued),
+        }
+        from.stats.unpark_calls += 1;
+        from.stats.woken += woken.len();
+        from.stats.most_woken_by_one_call = from.stats.most_woken_by_one_call.max(woken.len());
+        from.stats.requeued += result.requeued_threads;
         if outside {
             late = Some((op, woken));
             return result;
@@ -549,35 +793,63 @@ pub mod deadlock {
 /// The mocked clock's current time: the base every deadline given to [`park`] must be
 /// computed from under a checker (a deadline from `Instant::now` would be compared with a
 /// clock that does not move). It starts at the real time of the execution's first use and
-/// moves only by [`advance_clock`]. It synchronizes with nothing, as `Instant::now` does not.
+/// moves only by [`advance_clock`]. It synchronizes with nothing and is no operation of the
+/// execution, as `Instant::now` is not.
 pub fn now() -> Instant {
-    let clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
-    clock.base + clock.elapsed
+    state(|s| {
+        let clock = s.clock.get_or_insert_with(|| Clock {
+            base: Instant::now(),
+            elapsed: Duration::ZERO,
+        });
+        clock.base + clock.elapsed
+    })
 }
 
 /// How far [`advance_clock`] has moved the mocked clock in this execution (in the real
 /// build there is no such clock; a primitive that keeps its own timer can read this under a
 /// checker, as it would read a monotonic clock). It synchronizes with nothing.
 pub fn elapsed() -> Duration {
-    CLOCK.lock().unwrap_or_else(|e| e.into_inner()).elapsed
+    state(|s| s.clock.as_ref().map_or(Duration::ZERO, |c| c.elapsed))
 }
 
-/// Moves the mocked clock forward by `by` and wakes every parked thread whose deadline has
-/// passed, so it can time out (unless an unpark reaches it first). It takes the table lock,
-/// so it may not be called from a park-table callback.
+/// Moves the mocked clock forward by `by`, and wakes each parked thread whose deadline has
+/// now passed, so that it times out (unless an unpark reaches it first). It locks, in key
+/// order, the bucket of each key with such a thread, and wakes it there through the
+/// checker's `unpark`: the one place where the model orders more than the real crate does
+/// (time passing orders nothing there; see the crate docs). It may not be called from a
+/// park-table callback.
 pub fn advance_clock(by: Duration) {
-    with_table("advance_clock", |table| {
-        let now = {
-            let mut clock = CLOCK.lock().unwrap_or_else(|e| e.into_inner());
+    check_not_in_callback("advance_clock");
+    let now = now() + by;
+    let mut due: Vec<usize> = state(|s| {
+        if let Some(clock) = s.clock.as_mut() {
             clock.elapsed += by;
-            clock.base + clock.elapsed
-        };
-        for w in table.queue.iter() {
-            if w.deadline.is_some_and(|d| d <= now) {
-                w.thread.unpark();
-            }
         }
+        s.timed.retain(|slot| slot.strong_count() > 0);
+        s.timed
+            .iter()
+            .filter_map(Weak::upgrade)
+            .filter(|slot| slot.deadline.is_some_and(|d| d <= now))
+            .map(|slot| slot.key.get())
+            .collect()
     });
+    if unfaithful(Unfaithful::ClockUnseen) {
+        // The timed threads poll the clock themselves; nothing the checker sees happens here.
+        return;
+    }
+    due.sort_unstable();
+    due.dedup();
+    for key in due {
+        with_bucket("advance_clock", key, |bucket| {
+            for waiter in &bucket.queue {
+                let slot = &waiter.slot;
+                // A thread not asleep yet looks at the clock itself before it sleeps.
+                if slot.deadline.is_some_and(|d| d <= now) && slot.asleep.get() {
+                    slot.thread.unpark();
+                }
+            }
+        });
+    }
 }
 
 /// What happened on one park-table key in this execution so far, as [`stats`] reports it.
@@ -598,42 +870,41 @@ pub struct KeyStats {
     pub timeouts: usize,
 }
 
-/// What happened on park-table key `key` in this execution so far. It takes the table lock,
-/// so it may not be called from a park-table callback.
+/// What happened on park-table key `key` in this execution so far. It takes the key's bucket
+/// lock, so it may not be called from a park-table callback.
 pub fn stats(key: usize) -> KeyStats {
-    with_table("stats", |table| *table.stats(key))
+    with_bucket("stats", key, |bucket| bucket.stats)
 }
 
 /// How many threads are parked on `key` now: a scenario can wait (yielding to the checker)
-/// until a thread it spawned is queued. It takes the table lock, so it may not be called
-/// from a park-table callback.
+/// until a thread it spawned is queued. It takes the key's bucket lock, so it may not be
+/// called from a park-table callback.
 pub fn parked(key: usize) -> usize {
-    with_table("parked", |table| {
-        table.queue.iter().filter(|w| w.key == key).count()
-    })
+    with_bucket("parked", key, |bucket| bucket.queue.len())
 }
 
 /// How many threads are parked on `key` now and cannot run until another thread acts (timed
 /// waiters whose deadline has passed on the mocked clock are not counted), read without the
-/// table lock and without any operation the checker sees: no happens-before edge, no
-/// scheduling point. `None` while a table operation is under way (a thread is in the middle
-/// of parking or unparking, so nothing is settled). For a monitor thread that must observe
-/// quiescence (every other thread finished or parked) without ordering itself after the
-/// parked threads or taking the table lock.
+/// bucket lock and without any operation the checker sees: no happens-before edge, no
+/// scheduling point. `None` while a table operation is under way on any key (a thread is in
+/// the middle of parking or unparking, so nothing is settled). For a monitor thread that
+/// must observe quiescence (every other thread finished or parked) without ordering itself
+/// after the parked threads or taking a lock.
 pub fn parked_untracked(key: usize) -> Option<usize> {
-    if BUSY.load(std::sync::atomic::Ordering::Relaxed) {
-        return None;
-    }
-    // A timed waiter whose deadline has passed is runnable (it is about to leave the queue
-    // itself), so it is not counted.
     let at = now();
-    let parked = PARKED.lock().unwrap_or_else(|e| e.into_inner());
-    Some(parked.get(&key).map_or(0, |deadlines| {
-        deadlines
-            .iter()
-            .filter(|d| d.is_none_or(|d| d > at))
-            .count()
-    }))
+    state(|s| {
+        if s.busy > 0 {
+            return None;
+        }
+        // A timed waiter whose deadline has passed is runnable (it is about to leave the
+        // queue itself), so it is not counted.
+        Some(s.parked.get(&key).map_or(0, |deadlines| {
+            deadlines
+                .iter()
+                .filter(|d| d.is_none_or(|d| d > at))
+                .count()
+        }))
+    })
 }
 
 /// How many times [`SpinWait::spin`] spins before it says "park" under a checker, unless
@@ -673,6 +944,28 @@ pub enum Unfaithful {
     TimedOutOriginalKey,
     /// `park` returns `Unparked` right after `before_sleep`, with nobody having unparked it.
     SpuriousReturn,
+    /// Every table operation also takes one lock shared by all keys, so operations on
+    /// different keys are ordered (the real crate orders only keys that share a bucket;
+    /// `Settings::one_bucket` is this on purpose, for checking exactly that case).
+    OneLockForAllKeys,
+    /// [`advance_clock`] takes no lock and wakes nobody; timed threads poll the clock (which
+    /// the checker does not see) and their word, yielding between looks: the checker then
+    /// does not explore where a clock move falls among the other threads' steps.
+    ClockUnseen,
+    /// An unparker calls the checker's `unpark` at once, also while the woken thread still
+    /// runs its `before_sleep`, which is then ordered after the waker.
+    WakeJoinsAtOnce,
+    /// A callback's end clears the marker of the callback running instead of restoring it,
+    /// so a `before_sleep` that calls an `unpark_*` and then `park` is not flagged.
+    CallbackMarkerReset,
+    /// The woken thread loads its parker's word `Relaxed` (and polls it instead of sleeping):
+    /// the waker's history before the unpark is not ordered before the woken thread.
+    NoWakeEdge,
+    /// `before_sleep` runs before the bucket lock is released.
+    BeforeSleepUnderLock,
+    /// Every table operation reads a lazy static of the checker's that the table's first user
+    /// initialized, and so is ordered after that user's history up to its first use.
+    TableInLazyStatic,
 }
 
 #[cfg(not(feature = "unfaithful"))]
@@ -683,6 +976,13 @@ enum Unfaithful {
     CallbackOutsideLock,
     TimedOutOriginalKey,
     SpuriousReturn,
+    OneLockForAllKeys,
+    ClockUnseen,
+    WakeJoinsAtOnce,
+    CallbackMarkerReset,
+    NoWakeEdge,
+    BeforeSleepUnderLock,
+    TableInLazyStatic,
 }
 
 /// Whether this run's model is the unfaithful variant `v` (always `false` without the
@@ -713,6 +1013,12 @@ pub struct Settings {
     /// (a model that catches a missing ordering only without it depended on the edge's
     /// absence, as the real crate does).
     pub relock_on_wake: bool,
+    /// Every key in one bucket: what the real crate does when the keys hash alike. Table
+    /// operations on different keys are then serialized by that bucket's lock, and ordered by
+    /// it, as they are there (`have_more_threads` still counts the same key only). Off by
+    /// default (every key in a bucket of its own, where nothing orders two keys); a
+    /// primitive must be correct either way.
+    pub one_bucket: bool,
     /// When a timed park times out ([`Timeouts::Clock`] by default).
     pub timeouts: Timeouts,
     /// The unfaithful variant in use, if any (feature `unfaithful`; `None` by default).
@@ -725,6 +1031,7 @@ impl Default for Settings {
         Settings {
             spins: SPINS,
             relock_on_wake: false,
+            one_bucket: false,
             timeouts: Timeouts::Clock,
             #[cfg(feature = "unfaithful")]
             unfaithful: None,

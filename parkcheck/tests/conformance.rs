@@ -20,6 +20,9 @@
 
 #[path = "conformance/cases.rs"]
 mod cases;
+#[cfg(feature = "loom")]
+#[path = "conformance/edges.rs"]
+mod edges;
 #[path = "conformance/harness.rs"]
 mod harness;
 #[path = "conformance/report.rs"]
@@ -89,6 +92,28 @@ const SIZES: &[(&str, Sizes)] = &[
     ("no_spurious_returns", sizes(None, 20, 1000)),
     // The main thread alone, as validate_false_is_invalid.
     ("unpark_without_waiters", sizes(None, 50, 1)),
+    ("past_deadline_times_out", sizes(None, 50, 1)),
+    ("before_sleep_unparks_its_own_key", sizes(None, 50, 1)),
+    // One parked thread and the main thread, as have_more_unpark_one.
+    ("validate_runs_once", sizes(None, 50, 1000)),
+    // One timed thread, the clock moved twice; each real run waits out the 20 ms deadline.
+    ("no_timeout_before_the_deadline", sizes(None, 20, 1000)),
+    // Three parked threads and the main thread, as requeue_all.
+    ("filter_three_on_a_key", sizes(Some(4), 50, 1000)),
+    // An untimed and a timed thread, a requeue and the clock; each real run waits out the
+    // deadline.
+    ("requeued_timeout_not_last", sizes(None, 20, 1000)),
+    // The model only: the main thread alone, failing at once.
+    (
+        "contract_park_after_an_unpark_in_before_sleep",
+        sizes(None, 0, 1),
+    ),
+    // Loom only: two threads and the main thread each.
+    ("edge_from_waker_to_woken", sizes(None, 0, 0)),
+    ("edge_none_between_keys", sizes(None, 0, 0)),
+    ("edge_none_from_the_first_user", sizes(None, 0, 0)),
+    ("clock_moves_are_explored", sizes(None, 0, 0)),
+    ("edge_none_into_before_sleep", sizes(None, 0, 0)),
 ];
 
 /// A row of [`SIZES`].
@@ -208,6 +233,154 @@ conformance! {
     no_spurious_returns,
     /// 10. Unparks with no waiters run their callbacks with a zero result.
     unpark_without_waiters,
+    /// 11. A park whose deadline has passed queues, then times out at once.
+    past_deadline_times_out,
+    /// 11. `validate` runs exactly once per park.
+    validate_runs_once,
+    /// 11. No timeout before the deadline under the clock-driven timeouts.
+    no_timeout_before_the_deadline,
+    /// 11. `before_sleep` runs outside the lock, once the thread is queued.
+    before_sleep_unparks_its_own_key,
+    /// 11. Skip, Unpark and Stop with three threads on one key.
+    filter_three_on_a_key,
+    /// 11. `was_last` after `unpark_requeue`.
+    requeued_timeout_not_last,
+}
+
+/// Runs the case `name` (body `body`) at its size in this checker build and returns its
+/// failure's message (`None` if it passed), the executions or schedules started, and the
+/// seconds.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+fn outcome(name: &str, body: fn()) -> (Option<String>, u64, f64) {
+    let sizes = size_of(name);
+    let start = std::time::Instant::now();
+    let result = std::panic::catch_unwind(|| harness::run(sizes, body));
+    let secs = start.elapsed().as_secs_f64();
+    let message = result.err().map(|p| harness::panic_text(&*p));
+    (message, harness::runs_started(), secs)
+}
+
+/// Runs the case `name`, which must fail with a message containing `needle` (a model-only
+/// check: a contract violation, or loom's race report), and records it as a passed check.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+fn check_fails_with(name: &str, body: fn(), needle: &str) {
+    let (message, count, secs) = outcome(name, body);
+    let detail = harness::detail(size_of(name));
+    match message {
+        Some(m) if m.contains(needle) => {}
+        Some(m) => panic!("{name}: expected a failure with {needle:?}, got: {m}"),
+        None => panic!(
+            "{name}: expected a failure with {needle:?}, but every one of {count} {} passed",
+            harness::UNIT
+        ),
+    }
+    println!(
+        "conformance {name}: {} {detail}, failed as it must ({needle}) after {count} {},          {secs:.2} s",
+        harness::BUILD,
+        harness::UNIT
+    );
+    report::check(
+        harness::BUILD,
+        &format!("conformance {name}"),
+        count,
+        harness::UNIT,
+        &detail,
+        secs,
+    );
+}
+
+/// 12. The contract: a `before_sleep` that unparks and then parks is flagged.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+#[test]
+fn contract_park_after_an_unpark_in_before_sleep() {
+    check_fails_with(
+        "contract_park_after_an_unpark_in_before_sleep",
+        cases::contract_park_after_an_unpark_in_before_sleep,
+        CONTRACT_PARK,
+    );
+}
+
+/// The model's message for a `park` from `before_sleep`.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+const CONTRACT_PARK: &str = "`park` was called from the `before_sleep` callback";
+
+/// Loom's report of two unordered accesses to a plain cell.
+#[cfg(feature = "loom")]
+const RACE: &str = "Causality violation";
+
+/// Runs `clock_moves_are_explored` (loom only) at its size, records it, and returns the
+/// orders of a clock move, a timeout and an unpark that no execution reached.
+#[cfg(feature = "loom")]
+fn clock_orders_missing(record: bool) -> Vec<&'static str> {
+    let name = "clock_moves_are_explored";
+    edges::reset_reached();
+    if record {
+        check(name, edges::clock_moves_are_explored);
+    } else {
+        harness::run(size_of(name), edges::clock_moves_are_explored);
+    }
+    let reached = edges::reached();
+    [
+        (edges::UNPARKED, "unparked"),
+        (
+            edges::TIMED_OUT_FIRST,
+            "timed out between queueing and the unparker's look",
+        ),
+        (edges::QUEUED_AFTER, "queued after the unparker's look"),
+    ]
+    .into_iter()
+    .filter(|&(bit, _)| reached & bit == 0)
+    .map(|(_, what)| what)
+    .collect()
+}
+
+/// Section 13, the edges (loom only, `conformance/edges.rs`): each edge the real crate gives
+/// is there (no race in any execution), each it does not give is not (loom reports the race).
+#[cfg(feature = "loom")]
+mod edge_checks {
+    use super::{RACE, check, check_fails_with, edges};
+
+    #[test]
+    fn edge_from_waker_to_woken() {
+        check("edge_from_waker_to_woken", edges::edge_from_waker_to_woken);
+    }
+
+    #[test]
+    fn edge_none_between_keys() {
+        check_fails_with(
+            "edge_none_between_keys",
+            edges::edge_none_between_keys,
+            RACE,
+        );
+    }
+
+    #[test]
+    fn edge_none_from_the_first_user() {
+        check_fails_with(
+            "edge_none_from_the_first_user",
+            edges::edge_none_from_the_first_user,
+            RACE,
+        );
+    }
+
+    #[test]
+    fn clock_moves_are_explored() {
+        let missing = super::clock_orders_missing(true);
+        assert!(
+            missing.is_empty(),
+            "clock_moves_are_explored: loom never reached {missing:?}: it does not explore \
+             where a clock move falls"
+        );
+    }
+
+    #[test]
+    fn edge_none_into_before_sleep() {
+        check_fails_with(
+            "edge_none_into_before_sleep",
+            edges::edge_none_into_before_sleep,
+            RACE,
+        );
+    }
 }
 
 /// The model's deliberately unfaithful variants, each run on the cases expected to catch it:
@@ -391,15 +564,145 @@ mod catches {
         );
     }
 
+    /// Runs the case `name` (body `body`), which must fail with `needle` on the faithful
+    /// model (a contract check, a race report), against the variant `variant`, records the
+    /// cell, and asserts that it did not: the variant lets through what the case must see.
+    fn assert_failure_missed(variant: Unfaithful, name: &str, body: fn(), needle: &str) {
+        let mut settings = Settings::default();
+        settings.unfaithful = Some(variant);
+        let (message, count, secs) =
+            parkcheck::with_settings(settings, || super::outcome(name, body));
+        let caught = format!("no {needle:?} failure");
+        report::cell(
+            harness::BUILD,
+            &format!("conformance {name}"),
+            &format!("model {variant:?}"),
+            message.is_none().then_some(caught.as_str()),
+            secs,
+        );
+        if let Some(message) = message {
+            panic!(
+                "{variant:?} was not caught by {} {name}: it still fails as the faithful model                  does ({message})",
+                harness::BUILD
+            );
+        }
+        println!(
+            "caught {variant:?} in {} {name}: {caught} in {count} {}, {secs:.2} s",
+            harness::BUILD,
+            harness::UNIT
+        );
+    }
+
+    #[test]
+    fn catches_callback_marker_reset() {
+        assert_failure_missed(
+            Unfaithful::CallbackMarkerReset,
+            "contract_park_after_an_unpark_in_before_sleep",
+            cases::contract_park_after_an_unpark_in_before_sleep,
+            super::CONTRACT_PARK,
+        );
+    }
+
+    #[test]
+    fn catches_before_sleep_under_lock() {
+        assert_caught(
+            Unfaithful::BeforeSleepUnderLock,
+            "before_sleep_unparks_its_own_key",
+            cases::before_sleep_unparks_its_own_key,
+            "would deadlock here",
+        );
+    }
+
+    /// The checker-chosen timeouts time out before the deadline by design: the case that
+    /// checks the clock-driven ones fails under them.
+    #[test]
+    fn checker_chosen_timeouts_fail_no_timeout_before_the_deadline() {
+        let mut settings = Settings::default();
+        settings.timeouts = parkcheck::Timeouts::CheckerChooses;
+        let name = "no_timeout_before_the_deadline";
+        let (message, count, secs) = parkcheck::with_settings(settings, || {
+            super::outcome(name, cases::no_timeout_before_the_deadline)
+        });
+        let expected = "no timeout before the deadline";
+        assert!(
+            message.as_deref().is_some_and(|m| m.contains(expected)),
+            "{name} under Timeouts::CheckerChooses: expected {expected:?}, got {message:?}"
+        );
+        println!(
+            "{name} fails under Timeouts::CheckerChooses as it must, after {count} {},              {secs:.2} s",
+            harness::UNIT
+        );
+    }
+
+    /// A clock the checker does not see moving leaves an order of a timeout and an unpark
+    /// unexplored.
+    #[cfg(feature = "loom")]
+    #[test]
+    fn catches_clock_unseen() {
+        let variant = Unfaithful::ClockUnseen;
+        let mut settings = Settings::default();
+        settings.unfaithful = Some(variant);
+        let start = std::time::Instant::now();
+        let missing = parkcheck::with_settings(settings, || super::clock_orders_missing(false));
+        let secs = start.elapsed().as_secs_f64();
+        let caught = format!("never reached {missing:?}");
+        report::cell(
+            harness::BUILD,
+            "conformance clock_moves_are_explored",
+            &format!("model {variant:?}"),
+            (!missing.is_empty()).then_some(caught.as_str()),
+            secs,
+        );
+        assert!(
+            !missing.is_empty(),
+            "{variant:?} was not caught by loom clock_moves_are_explored: every order was reached"
+        );
+        println!("caught {variant:?} in loom clock_moves_are_explored: {caught}, {secs:.2} s");
+    }
+
+    /// The variants that add a happens-before edge hide the race their `edge_none_*` case
+    /// must see; the one that removes the wake's edge makes `edge_from_waker_to_woken` race.
+    #[cfg(feature = "loom")]
+    #[test]
+    fn catches_edges_the_real_crate_lacks() {
+        use super::{RACE, edges};
+        assert_failure_missed(
+            Unfaithful::OneLockForAllKeys,
+            "edge_none_between_keys",
+            edges::edge_none_between_keys,
+            RACE,
+        );
+        assert_failure_missed(
+            Unfaithful::TableInLazyStatic,
+            "edge_none_from_the_first_user",
+            edges::edge_none_from_the_first_user,
+            RACE,
+        );
+        assert_failure_missed(
+            Unfaithful::WakeJoinsAtOnce,
+            "edge_none_into_before_sleep",
+            edges::edge_none_into_before_sleep,
+            RACE,
+        );
+        assert_caught(
+            Unfaithful::NoWakeEdge,
+            "edge_from_waker_to_woken",
+            edges::edge_from_waker_to_woken,
+            RACE,
+        );
+    }
+
     /// Each variant leaves the cases that cannot see it passing: `Lifo` those with one
     /// thread per key, `OtherKeysCount` those with one key, `CallbackOutsideLock` those
     /// with no thread calling into the table while a callback runs, `TimedOutOriginalKey`
-    /// those with no requeued timed park, `SpuriousReturn` those with no thread queued.
+    /// those with no requeued timed park, `SpuriousReturn` those with no thread queued, the
+    /// edge variants those with no plain cell, `CallbackMarkerReset` those that break no
+    /// rule, `BeforeSleepUnderLock` those whose `before_sleep` does not call the table.
     #[test]
     fn unrelated_cases_pass() {
         use Unfaithful::*;
         type Row = (Unfaithful, &'static str, fn());
-        let rows: [Row; 10] = [
+        let rows: &[Row] = &[
             (Lifo, "have_more_unpark_one", cases::have_more_unpark_one),
             (
                 Lifo,
@@ -442,8 +745,27 @@ mod catches {
                 "unpark_without_waiters",
                 cases::unpark_without_waiters,
             ),
+            (OneLockForAllKeys, "requeue_all", cases::requeue_all),
+            (ClockUnseen, "fifo_unpark_one", cases::fifo_unpark_one),
+            (WakeJoinsAtOnce, "fifo_unpark_one", cases::fifo_unpark_one),
+            (
+                CallbackMarkerReset,
+                "before_sleep_unparks_its_own_key",
+                cases::before_sleep_unparks_its_own_key,
+            ),
+            (
+                NoWakeEdge,
+                "validate_false_is_invalid",
+                cases::validate_false_is_invalid,
+            ),
+            (
+                BeforeSleepUnderLock,
+                "validate_false_is_invalid",
+                cases::validate_false_is_invalid,
+            ),
+            (TableInLazyStatic, "fifo_unpark_one", cases::fifo_unpark_one),
         ];
-        for (variant, name, body) in rows {
+        for &(variant, name, body) in rows {
             assert_passes(variant, name, body);
         }
     }

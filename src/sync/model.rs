@@ -24,7 +24,9 @@ pub use shuttle::{
 };
 
 #[cfg(any(feature = "loom", feature = "shuttle"))]
-pub use parkcheck::{SPINS, Settings as MockSettings, advance_clock, now, with_settings};
+pub use parkcheck::{
+    SPINS, Settings as MockSettings, advance_clock, now, settings as mock_settings, with_settings,
+};
 
 /// How many threads are parked on `sem` now, without a happens-before edge or a scheduling
 /// point under the checkers (parkcheck's untracked copy of its queue; `None` while a table

@@ -79,12 +79,19 @@ pub(crate) const COLUMNS: [&str; 7] = [
 /// feature `unfaithful`), which its conformance suite must catch, and the other primitives'
 /// deliberate flaws (`condvar/`, `rwlock/`), with the reader-writer lock on a `Barging`
 /// semaphore, whose writer-progress check must fail.
-pub(crate) const MODEL_ROWS: [&str; 11] = [
+pub(crate) const MODEL_ROWS: [&str; 18] = [
     "model Lifo",
     "model OtherKeysCount",
     "model CallbackOutsideLock",
     "model TimedOutOriginalKey",
     "model SpuriousReturn",
+    "model BeforeSleepUnderLock",
+    "model CallbackMarkerReset",
+    "model OneLockForAllKeys",
+    "model TableInLazyStatic",
+    "model ClockUnseen",
+    "model WakeJoinsAtOnce",
+    "model NoWakeEdge",
     "condvar RequeueWithoutParkedBit",
     "condvar UnlockBeforePark",
     "condvar TimeoutIgnoresRequeue",
@@ -415,6 +422,9 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
     const NO_CALL: &str = "no thread calls into the table while a callback runs";
     const NO_REQUEUE: &str = "no timed park is requeued";
     const NONE_QUEUED: &str = "no thread is queued";
+    const NO_RULE: &str = "no callback breaks a rule";
+    const NO_CELL: &str = "no plain cell: nothing observes the extra edge";
+    const NO_TIMED: &str = "no timed park";
     for build in ["loom", "shuttle"] {
         for (flaw, check, expect) in [
             ("model Lifo", "conformance fifo_unpark_one", Catch),
@@ -511,9 +521,75 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
                 "conformance unpark_without_waiters",
                 Blind(NONE_QUEUED),
             ),
+            (
+                "model BeforeSleepUnderLock",
+                "conformance before_sleep_unparks_its_own_key",
+                Catch,
+            ),
+            (
+                "model BeforeSleepUnderLock",
+                "conformance validate_false_is_invalid",
+                Blind(NONE_QUEUED),
+            ),
+            (
+                "model CallbackMarkerReset",
+                "conformance contract_park_after_an_unpark_in_before_sleep",
+                Catch,
+            ),
+            (
+                "model CallbackMarkerReset",
+                "conformance before_sleep_unparks_its_own_key",
+                Blind(NO_RULE),
+            ),
+            (
+                "model OneLockForAllKeys",
+                "conformance requeue_all",
+                Blind(NO_CELL),
+            ),
+            (
+                "model TableInLazyStatic",
+                "conformance fifo_unpark_one",
+                Blind(NO_CELL),
+            ),
+            (
+                "model ClockUnseen",
+                "conformance fifo_unpark_one",
+                Blind(NO_TIMED),
+            ),
+            (
+                "model WakeJoinsAtOnce",
+                "conformance fifo_unpark_one",
+                Blind(NO_CELL),
+            ),
+            (
+                "model NoWakeEdge",
+                "conformance validate_false_is_invalid",
+                Blind(NONE_QUEUED),
+            ),
         ] {
             add(flaw, build, check, expect);
         }
+    }
+    // The happens-before variants, caught by the `edge_*` cases, and the unseen clock, caught
+    // by `clock_moves_are_explored` (loom only: shuttle models no memory ordering, a race on
+    // real threads is undefined behaviour, and only loom's exploration is exhaustive).
+    for (flaw, check) in [
+        (
+            "model OneLockForAllKeys",
+            "conformance edge_none_between_keys",
+        ),
+        (
+            "model TableInLazyStatic",
+            "conformance edge_none_from_the_first_user",
+        ),
+        ("model ClockUnseen", "conformance clock_moves_are_explored"),
+        (
+            "model WakeJoinsAtOnce",
+            "conformance edge_none_into_before_sleep",
+        ),
+        ("model NoWakeEdge", "conformance edge_from_waker_to_woken"),
+    ] {
+        add(flaw, "loom", check, Catch);
     }
     // The condition variable and its mutex (`condvar/tests`; loom and real threads in child
     // processes, loom's deadlock report aborting its process). The real-thread catch tests

@@ -805,3 +805,29 @@ fn the_spurious_variant_returns_early_and_leaves_the_queue() {
         })
     });
 }
+
+/// A table call outside any model (where the checker's statics do not exist) fails, and the
+/// models run after it on this thread still start each execution from an empty table.
+#[test]
+fn a_table_call_outside_a_model_leaves_later_models_fresh() {
+    let outside = catch_unwind(now);
+    assert!(
+        outside.is_err(),
+        "the mocked clock exists only inside a model"
+    );
+    check(|| {
+        assert_eq!(
+            stats(41),
+            KeyStats::default(),
+            "a fresh table in every execution"
+        );
+        let other = thread::spawn(|| {
+            // SAFETY: key 41 is this test's; the callbacks do nothing.
+            unsafe { park(41, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+        });
+        wait_queued(41, 1);
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(41, |_| DEFAULT_UNPARK_TOKEN) };
+        assert!(other.join().unwrap().is_unparked());
+    });
+}

@@ -1070,3 +1070,324 @@ pub(crate) fn unpark_without_waiters() {
     let woken = unsafe { parkcheck::unpark_all(key, DEFAULT_UNPARK_TOKEN) };
     assert_eq!(woken, 0, "unpark_all returns the number woken (no waiters)");
 }
+
+// ---------------------------------------------------------------------------------------
+// 11. deadlines, validate, before_sleep, three threads on a key
+
+/// A park whose deadline has already passed still queues (its `validate` runs once and says
+/// yes, its `before_sleep` runs once) and then times out at once, with `timed_out` given the
+/// key and "was last"; it leaves nothing queued.
+pub(crate) fn past_deadline_times_out() {
+    let keys = Keys::new();
+    let key = keys.get(0);
+    let (validated, slept, timed_out) = (Cell::new(0), Cell::new(0), Cell::new(0));
+    // Computed before the park, so it has passed (or is passing) by the time the thread sleeps.
+    let deadline = parkcheck::now();
+    // SAFETY: the case's own key; the callbacks touch only cells (module docs).
+    let r = unsafe {
+        parkcheck::park(
+            key,
+            || {
+                validated.set(validated.get() + 1);
+                true
+            },
+            || slept.set(slept.get() + 1),
+            |k, was_last| {
+                assert_eq!(
+                    (k, was_last),
+                    (key, true),
+                    "a past deadline times out with the key and was_last"
+                );
+                timed_out.set(timed_out.get() + 1);
+            },
+            DEFAULT_PARK_TOKEN,
+            Some(deadline),
+        )
+    };
+    assert_eq!(
+        (r, validated.get(), slept.get(), timed_out.get()),
+        (ParkResult::TimedOut, 1, 1, 1),
+        "a past deadline times out at once: (result, validate, before_sleep, timed_out) calls"
+    );
+    // SAFETY: the case's own key; the callback touches nothing (module docs).
+    let r = unsafe { parkcheck::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN) };
+    assert_eq!(
+        counts(r),
+        (0, 0, false),
+        "a past deadline times out at once: it leaves the queue"
+    );
+}
+
+/// `validate` runs exactly once per `park`, whatever the park's end: here an untimed park
+/// that an unpark ends (a past deadline is `past_deadline_times_out`).
+pub(crate) fn validate_runs_once() {
+    let keys = Keys::new();
+    let key = keys.get(0);
+    let asleep = Arc::new(AtomicUsize::new(0));
+    let validated = Arc::new(AtomicUsize::new(0));
+    let waiter = {
+        let (asleep, validated) = (Arc::clone(&asleep), Arc::clone(&validated));
+        thread::spawn(move || {
+            // SAFETY: the case's own key; the callbacks touch only atomics (module docs).
+            let r = unsafe {
+                parkcheck::park(
+                    key,
+                    || {
+                        validated.fetch_add(1, SeqCst);
+                        true
+                    },
+                    || {
+                        asleep.fetch_add(1, SeqCst);
+                    },
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    None,
+                )
+            };
+            assert_eq!(r, unparked(5), "validate runs once: the park ends unparked");
+        })
+    };
+    wait_for(&asleep, 1, "the thread to park");
+    // SAFETY: the case's own key; the callback touches nothing (module docs).
+    unsafe { parkcheck::unpark_one(key, |_| UnparkToken(5)) };
+    join_all(vec![waiter]);
+    assert_eq!(
+        validated.load(SeqCst),
+        1,
+        "validate runs once per park (an unparked park)"
+    );
+}
+
+/// Under the clock-driven timeouts a timed park never times out before its deadline: the
+/// clock is moved to just short of it first (nothing may happen), then past it, and the
+/// thread checks, when `park` returns `TimedOut`, that the clock has reached the deadline.
+/// (`Timeouts::CheckerChooses` times out early on purpose and fails this case.)
+pub(crate) fn no_timeout_before_the_deadline() {
+    let keys = Keys::new();
+    let key = keys.get(0);
+    let asleep = Arc::new(AtomicUsize::new(0));
+    let waiter = {
+        let asleep = Arc::clone(&asleep);
+        thread::spawn(move || {
+            let deadline = parkcheck::now() + DEADLINE;
+            // SAFETY: the case's own key; the callbacks touch only an atomic (module docs).
+            let r = unsafe {
+                parkcheck::park(
+                    key,
+                    || true,
+                    || {
+                        asleep.fetch_add(1, SeqCst);
+                    },
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            };
+            let at = parkcheck::now();
+            assert!(
+                r == ParkResult::TimedOut && at >= deadline,
+                "no timeout before the deadline: park returned {r:?} {:?} before its deadline",
+                deadline.saturating_duration_since(at)
+            );
+        })
+    };
+    wait_for(&asleep, 1, "the timed thread to park");
+    parkcheck::advance_clock(DEADLINE / 2);
+    parkcheck::advance_clock(DEADLINE);
+    join_all(vec![waiter]);
+}
+
+/// `before_sleep` runs after the bucket lock is released and after the thread is queued: a
+/// `before_sleep` that unparks its own key finds its own thread and wakes it, so `park`
+/// returns at once with that unpark's token (a `before_sleep` run under the lock would
+/// deadlock on it).
+pub(crate) fn before_sleep_unparks_its_own_key() {
+    let keys = Keys::new();
+    let key = keys.get(0);
+    let found = Cell::new(None);
+    // SAFETY: the case's own key; `before_sleep` unparks (allowed: the lock is released
+    // then), its callback touches only a cell (module docs).
+    let r = unsafe {
+        parkcheck::park(
+            key,
+            || true,
+            || {
+                let r = parkcheck::unpark_one(key, |r| {
+                    found.set(Some(counts(r)));
+                    UnparkToken(7)
+                });
+                found.set(Some(counts(r)));
+            },
+            |_, _| {},
+            DEFAULT_PARK_TOKEN,
+            None,
+        )
+    };
+    assert_eq!(
+        (r, found.get()),
+        (unparked(7), Some((1, 0, false))),
+        "before_sleep runs outside the lock, once the thread is queued: its unpark of its own \
+         key wakes it"
+    );
+}
+
+/// Three threads on one key: a filter that skips the first, unparks the second and stops at
+/// the third sees them in park order and reports more threads; a second scan unparks the
+/// first and skips the third; a third scan unparks the last.
+pub(crate) fn filter_three_on_a_key() {
+    let keys = Keys::new();
+    let key = keys.get(0);
+    let waiters = park_in_order(&[
+        (key, 1, unparked(42), "a skipped thread stays parked"),
+        (
+            key,
+            2,
+            unparked(41),
+            "FilterOp::Unpark between a Skip and a Stop",
+        ),
+        (key, 3, unparked(43), "a thread after a Stop stays parked"),
+    ]);
+    type Scan = (
+        &'static [(usize, FilterOp)],
+        &'static [usize],
+        (usize, usize, bool),
+        usize,
+    );
+    let scans: [Scan; 3] = [
+        (
+            &[
+                (1, FilterOp::Skip),
+                (2, FilterOp::Unpark),
+                (3, FilterOp::Stop),
+            ],
+            &[1, 2, 3],
+            (1, 0, true),
+            41,
+        ),
+        (
+            &[(1, FilterOp::Unpark), (3, FilterOp::Skip)],
+            &[1, 3],
+            (1, 0, true),
+            42,
+        ),
+        (&[(3, FilterOp::Unpark)], &[3], (1, 0, false), 43),
+    ];
+    for (answers, must_see, expect, token) in scans {
+        let seen = std::cell::RefCell::new(Vec::new());
+        // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
+        let r = unsafe {
+            parkcheck::unpark_filter(
+                key,
+                |t| {
+                    seen.borrow_mut().push(t.0);
+                    answers
+                        .iter()
+                        .find(|a| ParkToken(a.0) == t)
+                        .map_or(FilterOp::Stop, |a| a.1)
+                },
+                |r| {
+                    assert_eq!(
+                        (seen.borrow().as_slice(), counts(r)),
+                        (must_see, expect),
+                        "three threads on a key: the filter saw these park tokens (in park \
+                         order) and the callback got this result"
+                    );
+                    UnparkToken(token)
+                },
+            )
+        };
+        assert_eq!(counts(r), expect, "three threads on a key: the result");
+    }
+    join_all(waiters);
+}
+
+/// A timed thread requeued behind an untimed one: when it times out on the key it was moved
+/// to, `timed_out` says it was not the last there; the untimed thread is still parked on
+/// that key, and once it is unparked the key is empty.
+pub(crate) fn requeued_timeout_not_last() {
+    let keys = Keys::new();
+    let (from, to) = (keys.get(0), keys.get(1));
+    let mut handles = park_in_order(&[(to, 1, unparked(9), "the untimed thread stays parked")]);
+    let asleep = Arc::new(AtomicUsize::new(0));
+    handles.push({
+        let asleep = Arc::clone(&asleep);
+        thread::spawn(move || {
+            // SAFETY: the case's own keys; the callbacks touch only an atomic (module docs).
+            let r = unsafe {
+                parkcheck::park(
+                    from,
+                    || true,
+                    || {
+                        asleep.fetch_add(1, SeqCst);
+                    },
+                    |k, was_last| {
+                        assert!(
+                            k == to && !was_last,
+                            "was_last after unpark_requeue: timed out on {k:#x} with was_last \
+                             {was_last}, expected {to:#x} (requeued there) and false (the \
+                             untimed thread is there)"
+                        );
+                    },
+                    ParkToken(2),
+                    Some(parkcheck::now() + DEADLINE),
+                )
+            };
+            assert_eq!(
+                r,
+                ParkResult::TimedOut,
+                "the requeued timed thread times out"
+            );
+        })
+    });
+    wait_for(&asleep, 1, "the timed thread to park");
+    // SAFETY: the case's own keys; the callback touches nothing (module docs).
+    let r = unsafe {
+        parkcheck::unpark_requeue(
+            from,
+            to,
+            || RequeueOp::RequeueAll,
+            |_, _| DEFAULT_UNPARK_TOKEN,
+        )
+    };
+    assert_eq!(counts(r), (0, 1, false), "the timed thread is requeued");
+    parkcheck::advance_clock(DEADLINE);
+    // The timed thread is the second handle: join it before unparking the first.
+    let timed = handles.pop().expect("two threads");
+    join_all(vec![timed]);
+    drain(
+        to,
+        &[1],
+        9,
+        "the untimed thread is still parked where it was",
+    );
+    join_all(handles);
+}
+
+// ---------------------------------------------------------------------------------------
+// 12. the contract (the model only: the real crate would deadlock or corrupt its queue)
+
+/// A `before_sleep` may call an `unpark_*` (the lock is released then) but not `park`, also
+/// after such a call: the model fails the run, naming the rule. (A model that let the `park`
+/// through would see it return `Invalid`, and the thread then wakes itself, so the run
+/// passes.)
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub(crate) fn contract_park_after_an_unpark_in_before_sleep() {
+    let keys = Keys::new();
+    let (key, other) = (keys.get(0), keys.get(1));
+    // SAFETY: deliberately broken: `before_sleep` parks after an allowed unpark; the model
+    // fails the run there, before anything is queued on `other`.
+    unsafe {
+        parkcheck::park(
+            key,
+            || true,
+            || {
+                parkcheck::unpark_one(other, |_| DEFAULT_UNPARK_TOKEN);
+                parkcheck::park(other, || false, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None);
+                parkcheck::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN);
+            },
+            |_, _| {},
+            DEFAULT_PARK_TOKEN,
+            None,
+        )
+    };
+}

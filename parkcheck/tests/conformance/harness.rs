@@ -121,7 +121,7 @@ pub(crate) fn run(sizes: Sizes, body: fn()) -> u64 {
 
 /// The text of a panic payload (empty if it is neither a `String` nor a `&str`), for the
 /// catches.
-#[cfg(all(feature = "unfaithful", any(feature = "loom", feature = "shuttle")))]
+#[cfg(any(feature = "loom", feature = "shuttle"))]
 pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<String>()
