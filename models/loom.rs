@@ -978,11 +978,29 @@ mod catches {
         assert_caught("large_head_small_behind", "WeightedLostWakeup", "deadlock");
         // Here the barger can take one of the two permits before the release's filter reads
         // the count: one is left, the request of two at the head does not fit, and the
-        // filter stops there instead of waking the request of one behind it.
-        assert_caught(
-            "woken_out_barged_passes_on",
-            "WeightedLostWakeup",
-            "deadlock",
+        // filter stops there instead of waking the request of one behind it. Reported, not
+        // gated: loom reached that order (at bound 1) only while the park table's model
+        // gave a single lock and wake-ups through loom's `unpark`; with the real crate's
+        // edges, bound 6 (677 214 executions, 251 s) does not reach it, since nothing the
+        // barger does depends on an access between the release's add and its filter's load.
+        // `large_head_small_behind` catches the flaw with no barger at all.
+        report_only("woken_out_barged_passes_on", "WeightedLostWakeup");
+    }
+
+    /// Runs `model` against `flaw` at the model's own bound and records the cell, caught or
+    /// not: for a cell the matrix reports but does not gate.
+    fn report_only(model: &str, flaw: &str) {
+        let outcome = run(model, flaw, find(model).bound, false);
+        report::cell(
+            "loom",
+            model,
+            flaw,
+            outcome.caught.as_deref(),
+            outcome.elapsed.as_secs_f64(),
+        );
+        println!(
+            "{flaw} in loom model {model}: {}",
+            outcome.caught.as_deref().unwrap_or("not caught (reported)")
         );
     }
 

@@ -644,7 +644,7 @@ mod replay {
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
-            "91023faab08e80f0effecc02802011800d91b2045b360c0bb005d9b66059806d18366c00",
+            "91024be4f2b1febba0b5803d8024902405591449c8a225813028c094488822410220414884215b9601",
         );
     }
 

@@ -451,7 +451,11 @@ fn park_safe(
         Ordering::SeqCst
     };
     let mut timed_out = Some(timed_out);
-    loop {
+    // Set when the checker's `park` returned for a token this table did not give (the
+    // thread's own `Thread::unpark` from elsewhere, which the real crate's futex leaves to
+    // the thread's next `std::thread::park`): given back to the thread on return.
+    let mut foreign_token = false;
+    let result = loop {
         // Marked asleep before the look, so an unparker that stores the word after it wakes
         // this thread; one that stored it before is seen by the look.
         slot.asleep.set(wait == Wait::Sleep);
@@ -464,7 +468,7 @@ fn park_safe(
             if settings().relock_on_wake {
                 with_bucket("park", slot.key.get(), |_| ());
             }
-            return ParkResult::Unparked(token);
+            break ParkResult::Unparked(token);
         }
         let expired = match timeout {
             None => false,
@@ -477,16 +481,26 @@ fn park_safe(
         if expired {
             slot.asleep.set(false);
             if let Some(result) = leave_on_timeout(&slot, key, &mut timed_out) {
-                return result;
+                break result;
             }
             // An unpark removed it first: its word is set, under the lock just taken.
             continue;
         }
         match wait {
-            Wait::Sleep => thread::park(),
+            Wait::Sleep => {
+                thread::park();
+                // This table wakes a sleeping thread only after storing its word, and the
+                // clock only once its deadline has passed.
+                let due = timeout.is_some_and(|deadline| deadline <= now());
+                foreign_token |= !slot.stored.get() && !due;
+            }
             Wait::Poll | Wait::TimeOutNow => thread::yield_now(),
         }
+    };
+    if foreign_token {
+        thread::current().unpark();
     }
+    result
 }
 
 /// A timed-out thread leaves its queue, as in the real crate: it locks the bucket of the key

@@ -263,7 +263,6 @@ pub(crate) fn expected() -> Vec<Cell> {
         ("TimeoutLeak", "timeout_races_release"),
         ("TimeoutLeak", "handoff_to_timing_out_waiter"),
         ("WeightedLostWakeup", "large_head_small_behind"),
-        ("WeightedLostWakeup", "woken_out_barged_passes_on"),
         ("HandoffDoubleCount", "handoff_from_two_releasers"),
         ("HandoffDoubleCount", "fifo_no_barging"),
         ("mode Eventual", "fifo_no_barging"),
@@ -274,6 +273,15 @@ pub(crate) fn expected() -> Vec<Cell> {
     ] {
         add(flaw, "loom", check, Catch);
     }
+    // Reported: loom reached the barger's take between the release's add and its filter's
+    // load only under the earlier park-table model's extra dependencies (see
+    // `catches_weighted_lost_wakeup` in `models/loom.rs`).
+    add(
+        "WeightedLostWakeup",
+        "loom",
+        "woken_out_barged_passes_on",
+        Report,
+    );
     // shuttle: the catch tests and the blind cells of `models/shuttle.rs`.
     for (flaw, check) in [
         ("OverIssue", "mutual_exclusion"),

@@ -831,3 +831,41 @@ fn a_table_call_outside_a_model_leaves_later_models_fresh() {
         assert!(other.join().unwrap().is_unparked());
     });
 }
+
+/// A `Thread::unpark` given to a thread while it is parked in the table is not consumed by
+/// the table: the real crate parks on its own futex, so the token is still there for the
+/// thread's next `thread::park`.
+#[test]
+fn a_thread_token_given_while_parked_survives_the_park() {
+    check(|| {
+        let asleep = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&asleep);
+        let waiter = thread::spawn(move || {
+            // SAFETY: key 42 is this test's; `before_sleep` touches only an atomic.
+            let r = unsafe {
+                park(
+                    42,
+                    || true,
+                    || {
+                        seen.store(1, Ordering::SeqCst);
+                    },
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    None,
+                )
+            };
+            assert!(r.is_unparked());
+            // The token given below, while this thread was in the table: returns at once.
+            thread::park();
+        });
+        while asleep.load(Ordering::SeqCst) == 0 {
+            thread::yield_now();
+        }
+        waiter.thread().unpark();
+        // SAFETY: the callback returns a constant.
+        while unsafe { unpark_one(42, |_| DEFAULT_UNPARK_TOKEN) }.unparked_threads == 0 {
+            thread::yield_now();
+        }
+        waiter.join().unwrap();
+    });
+}
