@@ -895,9 +895,9 @@ mod catches {
         println!("child passed");
     }
 
-    /// Runs `model` against `flaw` at the model's own bound and asserts that loom reports
-    /// `expected`.
-    fn assert_caught(model: &str, flaw: &str, expected: &str) {
+    /// Runs `model` against `flaw` at the model's own bound, in a child process, and records
+    /// the cell.
+    fn run_and_record(model: &str, flaw: &str) -> Outcome {
         let outcome = run(model, flaw, find(model).bound, false);
         report::cell(
             "loom",
@@ -906,6 +906,13 @@ mod catches {
             outcome.caught.as_deref(),
             outcome.elapsed.as_secs_f64(),
         );
+        outcome
+    }
+
+    /// Runs `model` against `flaw` at the model's own bound and asserts that loom reports
+    /// `expected`.
+    fn assert_caught(model: &str, flaw: &str, expected: &str) {
+        let outcome = run_and_record(model, flaw);
         let caught = outcome
             .caught
             .unwrap_or_else(|| panic!("{flaw} was not caught by loom model {model}"));
@@ -990,14 +997,7 @@ mod catches {
     /// Runs `model` against `flaw` at the model's own bound and records the cell, caught or
     /// not: for a cell the matrix reports but does not gate.
     fn report_only(model: &str, flaw: &str) {
-        let outcome = run(model, flaw, find(model).bound, false);
-        report::cell(
-            "loom",
-            model,
-            flaw,
-            outcome.caught.as_deref(),
-            outcome.elapsed.as_secs_f64(),
-        );
+        let outcome = run_and_record(model, flaw);
         println!(
             "{flaw} in loom model {model}: {}",
             outcome.caught.as_deref().unwrap_or("not caught (reported)")

@@ -103,6 +103,8 @@ const SIZES: &[(&str, Sizes)] = &[
     // An untimed and a timed thread, a requeue and the clock; each real run waits out the
     // deadline.
     ("requeued_timeout_not_last", sizes(None, 20, 1000)),
+    // Two parked threads, two requeuers (one the main thread). Loom bound 4.
+    ("requeue_both_ways_at_once", sizes(Some(4), 50, 1000)),
     // The model only: the main thread alone, failing at once.
     (
         "contract_park_after_an_unpark_in_before_sleep",
@@ -245,6 +247,8 @@ conformance! {
     filter_three_on_a_key,
     /// 11. `was_last` after `unpark_requeue`.
     requeued_timeout_not_last,
+    /// 11. Two requeues between the same two keys, in opposite directions, at once.
+    requeue_both_ways_at_once,
 }
 
 /// Runs the case `name` (body `body`) at its size in this checker build and returns its

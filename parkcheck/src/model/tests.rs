@@ -869,3 +869,23 @@ fn a_thread_token_given_while_parked_survives_the_park() {
         waiter.join().unwrap();
     });
 }
+
+/// `parked_untracked` counts the threads queued on a key once no table operation is under
+/// way: `None` never lasts past the operations themselves.
+#[test]
+fn parked_untracked_settles_after_each_operation() {
+    check(|| {
+        assert_eq!(parked_untracked(43), Some(0), "nobody parked yet");
+        let other = thread::spawn(|| {
+            // SAFETY: key 43 is this test's; the callbacks do nothing.
+            unsafe { park(43, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+        });
+        while parked_untracked(43) != Some(1) {
+            thread::yield_now();
+        }
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(43, |_| DEFAULT_UNPARK_TOKEN) };
+        assert!(other.join().unwrap().is_unparked());
+        assert_eq!(parked_untracked(43), Some(0), "the woken thread has left");
+    });
+}

@@ -31,15 +31,15 @@ use crate::harness::{pause, wait_for};
 const DEADLINE: Duration = Duration::from_millis(20);
 
 /// The keys of one case: addresses of bytes the case owns (see the module docs).
-struct Keys([u8; 3]);
+pub(crate) struct Keys([u8; 3]);
 
 impl Keys {
-    fn new() -> Keys {
+    pub(crate) fn new() -> Keys {
         Keys([0; 3])
     }
 
     /// The `i`-th key.
-    fn get(&self, i: usize) -> usize {
+    pub(crate) fn get(&self, i: usize) -> usize {
         std::ptr::from_ref(&self.0[i]).addr()
     }
 }
@@ -473,6 +473,54 @@ pub(crate) fn fifo_unpark_filter() {
     join_all(waiters);
 }
 
+/// One `unpark_filter` scan for [`scan`]: what the filter answers for each park token it may
+/// see (`Stop` for any other), the tokens it must see in this order, the result, and the
+/// unpark token.
+type Scan = (
+    &'static [(usize, FilterOp)],
+    &'static [usize],
+    (usize, usize, bool),
+    usize,
+);
+
+/// Runs each of `scans` as one `unpark_filter` on `key`, asserting (under the lock) that the
+/// filter sees the park tokens it must, in park order, and that the callback and the caller
+/// get the result; `property` names the case in the messages.
+fn scan(key: usize, scans: &[Scan], property: &str) {
+    for &(answers, must_see, expect, token) in scans {
+        let seen = std::cell::RefCell::new(Vec::new());
+        // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
+        let r = unsafe {
+            parkcheck::unpark_filter(
+                key,
+                |t| {
+                    seen.borrow_mut().push(t.0);
+                    let seen = seen.borrow();
+                    assert!(
+                        must_see.starts_with(&seen),
+                        "{property} (Stop ends the scan; the scan goes in park order): the \
+                         filter saw {seen:?}, expected {must_see:?}"
+                    );
+                    answers
+                        .iter()
+                        .find(|a| ParkToken(a.0) == t)
+                        .map_or(FilterOp::Stop, |a| a.1)
+                },
+                |r| {
+                    assert_eq!(
+                        (seen.borrow().as_slice(), counts(r)),
+                        (must_see, expect),
+                        "{property}: the filter saw these park tokens and the callback got \
+                         this result"
+                    );
+                    UnparkToken(token)
+                },
+            )
+        };
+        assert_eq!(counts(r), expect, "{property}: the result");
+    }
+}
+
 /// `FilterOp::Stop` ends the scan (the filter sees only the first thread, nobody is
 /// unparked, `have_more_threads` is set); `Skip` leaves a thread parked and sets
 /// `have_more_threads` while the scan goes on to unpark the next; the skipped thread is still
@@ -489,14 +537,6 @@ pub(crate) fn filter_skip_and_stop() {
         ),
         (key, 2, unparked(32), "FilterOp::Unpark after a Skip"),
     ]);
-    // Each scan: what the filter answers for each park token it may see, the tokens it must
-    // see, the result, and the unpark token.
-    type Scan = (
-        &'static [(usize, FilterOp)],
-        &'static [usize],
-        (usize, usize, bool),
-        usize,
-    );
     let scans: [Scan; 3] = [
         (&[(1, FilterOp::Stop)], &[1], (0, 0, true), 31),
         (
@@ -507,38 +547,7 @@ pub(crate) fn filter_skip_and_stop() {
         ),
         (&[(1, FilterOp::Unpark)], &[1], (1, 0, false), 33),
     ];
-    for (answers, must_see, expect, token) in scans {
-        let seen = std::cell::RefCell::new(Vec::new());
-        // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
-        let r = unsafe {
-            parkcheck::unpark_filter(
-                key,
-                |t| {
-                    seen.borrow_mut().push(t.0);
-                    let seen = seen.borrow();
-                    assert!(
-                        must_see.starts_with(&seen),
-                        "FilterOp::Skip and Stop (Stop ends the scan; the scan goes in park \
-                         order): the filter saw {seen:?}, expected {must_see:?}"
-                    );
-                    answers
-                        .iter()
-                        .find(|a| ParkToken(a.0) == t)
-                        .map_or(FilterOp::Stop, |a| a.1)
-                },
-                |r| {
-                    assert_eq!(
-                        (seen.borrow().as_slice(), counts(r)),
-                        (must_see, expect),
-                        "FilterOp::Skip and Stop: the filter saw these park tokens and the \
-                         callback got this result"
-                    );
-                    UnparkToken(token)
-                },
-            )
-        };
-        assert_eq!(counts(r), expect, "FilterOp::Skip and Stop: the result");
-    }
+    scan(key, &scans, "FilterOp::Skip and Stop");
     join_all(waiters);
 }
 
@@ -1247,12 +1256,6 @@ pub(crate) fn filter_three_on_a_key() {
         ),
         (key, 3, unparked(43), "a thread after a Stop stays parked"),
     ]);
-    type Scan = (
-        &'static [(usize, FilterOp)],
-        &'static [usize],
-        (usize, usize, bool),
-        usize,
-    );
     let scans: [Scan; 3] = [
         (
             &[
@@ -1272,32 +1275,7 @@ pub(crate) fn filter_three_on_a_key() {
         ),
         (&[(3, FilterOp::Unpark)], &[3], (1, 0, false), 43),
     ];
-    for (answers, must_see, expect, token) in scans {
-        let seen = std::cell::RefCell::new(Vec::new());
-        // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
-        let r = unsafe {
-            parkcheck::unpark_filter(
-                key,
-                |t| {
-                    seen.borrow_mut().push(t.0);
-                    answers
-                        .iter()
-                        .find(|a| ParkToken(a.0) == t)
-                        .map_or(FilterOp::Stop, |a| a.1)
-                },
-                |r| {
-                    assert_eq!(
-                        (seen.borrow().as_slice(), counts(r)),
-                        (must_see, expect),
-                        "three threads on a key: the filter saw these park tokens (in park \
-                         order) and the callback got this result"
-                    );
-                    UnparkToken(token)
-                },
-            )
-        };
-        assert_eq!(counts(r), expect, "three threads on a key: the result");
-    }
+    scan(key, &scans, "three threads on a key");
     join_all(waiters);
 }
 
@@ -1390,4 +1368,45 @@ pub(crate) fn contract_park_after_an_unpark_in_before_sleep() {
             None,
         )
     };
+}
+
+/// Two `unpark_requeue` calls between the same two keys in opposite directions, at once,
+/// each with a thread to move: both finish (the real crate locks two buckets in one order,
+/// whatever the direction), and both threads are still parked on one key or the other.
+pub(crate) fn requeue_both_ways_at_once() {
+    let keys = Keys::new();
+    let (a, b) = (keys.get(0), keys.get(1));
+    let property = "two requeues between the same keys at once";
+    let waiters = park_in_order(&[
+        (a, 1, unparked(50), property),
+        (b, 2, unparked(50), property),
+    ]);
+    let requeue = |from: usize, to: usize| {
+        // SAFETY: the case's own keys; the callbacks return constants (module docs).
+        unsafe {
+            parkcheck::unpark_requeue(
+                from,
+                to,
+                || RequeueOp::RequeueOne,
+                |_, _| DEFAULT_UNPARK_TOKEN,
+            )
+        }
+        .requeued_threads
+    };
+    let other = thread::spawn(move || requeue(b, a));
+    let moved = requeue(a, b);
+    let other_moved = other
+        .join()
+        .unwrap_or_else(|p| std::panic::resume_unwind(p));
+    let mut found = 0;
+    for key in [a, b] {
+        // SAFETY: the case's own key (module docs).
+        found += unsafe { parkcheck::unpark_all(key, UnparkToken(50)) };
+    }
+    assert!(
+        found == 2 && moved + other_moved >= 1,
+        "{property}: {moved} and {other_moved} moved, {found} of 2 threads found on the two \
+         keys afterwards"
+    );
+    join_all(waiters);
 }

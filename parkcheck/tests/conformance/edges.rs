@@ -20,25 +20,14 @@
 use std::time::Duration;
 
 use loom::cell::UnsafeCell;
+
+use crate::cases::Keys;
 use parkcheck::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use parkcheck::sync::{Arc, thread};
 use parkcheck::{DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN};
 
 /// How far in the future a timed park's deadline is (only the mocked clock sees it).
 const DEADLINE: Duration = Duration::from_millis(20);
-
-/// The keys of one case: addresses of bytes the case owns.
-struct Keys([u8; 2]);
-
-impl Keys {
-    fn new() -> Keys {
-        Keys([0; 2])
-    }
-
-    fn get(&self, i: usize) -> usize {
-        std::ptr::from_ref(&self.0[i]).addr()
-    }
-}
 
 /// Waits, yielding, until `key` has `n` threads parked, without any operation that orders
 /// this thread after them (no lock, no atomic).
