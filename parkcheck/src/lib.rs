@@ -68,7 +68,7 @@
 //!     moved the clock or did on that key before. A scenario avoids it by moving the clock
 //!     from a thread that does nothing else, or with `Timeouts::CheckerChooses`, whose
 //!     timeouts have no waker at all;
-//!   - reading the clock ([`now`], [`elapsed`]) or the untracked counts is no operation of
+//!   - reading the clock ([`now`], `elapsed`) or the untracked counts is no operation of
 //!     the execution at all.
 //!
 //!   (`Settings::relock_on_wake` adds the extra edge of a re-lock, for measuring what such

@@ -451,15 +451,17 @@ fn park_safe(
         Ordering::SeqCst
     };
     let mut timed_out = Some(timed_out);
-    // Set when the checker's `park` returned for a token this table did not give (the
+    // Set when the checker's `park` returned for a wake this table did not give: the
     // thread's own `Thread::unpark` from elsewhere, which the real crate's futex leaves to
-    // the thread's next `std::thread::park`): given back to the thread on return.
+    // the thread's next `std::thread::park`, or a spurious wake-up (shuttle's `park` has
+    // them, as std's may). Given back to the thread as a token on return: for a spurious
+    // wake-up that is one spurious return later, which std's `park` allows.
     let mut foreign_token = false;
     let result = loop {
         // Marked asleep before the look, so an unparker that stores the word after it wakes
         // this thread; one that stored it before is seen by the look.
         slot.asleep.set(wait == Wait::Sleep);
-        if slot.stored.get() && slot.woken.load(word) {
+        if word_is_set(&slot, word) {
             slot.asleep.set(false);
             let token = slot
                 .token
@@ -489,10 +491,7 @@ fn park_safe(
         match wait {
             Wait::Sleep => {
                 thread::park();
-                // This table wakes a sleeping thread only after storing its word, and the
-                // clock only once its deadline has passed.
-                let due = timeout.is_some_and(|deadline| deadline <= now());
-                foreign_token |= !slot.stored.get() && !due;
+                foreign_token |= woken_by_another(&slot);
             }
             Wait::Poll | Wait::TimeOutNow => thread::yield_now(),
         }
@@ -501,6 +500,20 @@ fn park_safe(
         thread::current().unpark();
     }
     result
+}
+
+/// Whether the unparker has set `slot`'s word, looked at with `order` (a checker operation)
+/// only once `stored` says there is something to find.
+fn word_is_set(slot: &Slot, order: Ordering) -> bool {
+    slot.stored.get() && slot.woken.load(order)
+}
+
+/// Whether the checker's `park` just returned for a wake this table did not give: it wakes a
+/// sleeping thread only after storing its word, and the clock only once the thread's
+/// deadline has passed.
+fn woken_by_another(slot: &Slot) -> bool {
+    let due = slot.deadline.is_some_and(|deadline| deadline <= now());
+    !slot.stored.get() && !due
 }
 
 /// A timed-out thread leaves its queue, as in the real crate: it locks the bucket of the key

@@ -889,3 +889,103 @@ fn parked_untracked_settles_after_each_operation() {
         assert_eq!(parked_untracked(43), Some(0), "the woken thread has left");
     });
 }
+
+/// Under `Settings::one_bucket` every key shares one lock: a callback on one key never runs
+/// while a callback on another is running (by default they may, which the second half shows
+/// is reachable, so the first half checks something).
+#[test]
+fn one_bucket_serializes_the_keys() {
+    let overlapped = |one_bucket: bool| {
+        let seen = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let saw = std::sync::Arc::clone(&seen);
+        let settings = Settings {
+            one_bucket,
+            ..Settings::default()
+        };
+        with_settings(settings, || {
+            check(move || {
+                let inside = Arc::new(AtomicUsize::new(0));
+                let other = {
+                    let inside = Arc::clone(&inside);
+                    thread::spawn(move || {
+                        // SAFETY: key 44 is this test's; the callback touches only an atomic
+                        // and yields.
+                        unsafe {
+                            unpark_one(44, |_| {
+                                inside.store(1, Ordering::SeqCst);
+                                thread::yield_now();
+                                inside.store(0, Ordering::SeqCst);
+                                DEFAULT_UNPARK_TOKEN
+                            })
+                        };
+                    })
+                };
+                // SAFETY: key 45 is this test's; the callback only loads an atomic.
+                unsafe {
+                    unpark_one(45, |_| {
+                        if inside.load(Ordering::SeqCst) == 1 {
+                            saw.store(true, std::sync::atomic::Ordering::Relaxed);
+                        }
+                        DEFAULT_UNPARK_TOKEN
+                    })
+                };
+                other.join().unwrap();
+            })
+        });
+        seen.load(std::sync::atomic::Ordering::Relaxed)
+    };
+    assert!(
+        !overlapped(true),
+        "one_bucket: two keys' callbacks overlapped"
+    );
+    assert!(
+        overlapped(false),
+        "a bucket per key: two keys' callbacks can overlap"
+    );
+}
+
+/// A park leaves no thread token behind: after an unparked park and a timed-out one, the
+/// thread's next `thread::park` waits for the `unpark` given after the flag is set. Loom
+/// only: shuttle's `park` wakes spuriously (as std's may), and the table hands a wake it did
+/// not give back as a token, so there a later `thread::park` may return early, which std
+/// allows.
+#[cfg(feature = "loom")]
+#[test]
+fn a_park_leaves_no_thread_token_behind() {
+    check(|| {
+        let flag = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&flag);
+        let waiter = thread::spawn(move || {
+            // SAFETY: keys 46 and 47 are this test's; the callbacks do nothing.
+            let r = unsafe { park(46, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+            assert!(r.is_unparked());
+            let deadline = now() + Duration::from_millis(5);
+            // SAFETY: as above.
+            let r = unsafe {
+                park(
+                    47,
+                    || true,
+                    || {},
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            };
+            assert_eq!(r, ParkResult::TimedOut);
+            thread::park();
+            assert_eq!(
+                seen.load(Ordering::SeqCst),
+                1,
+                "a park left a token: thread::park returned before the unpark"
+            );
+        });
+        wait_queued(46, 1);
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(46, |_| DEFAULT_UNPARK_TOKEN) };
+        wait_queued(47, 1);
+        advance_clock(Duration::from_millis(5));
+        flag.store(1, Ordering::SeqCst);
+        waiter.thread().unpark();
+        waiter.join().unwrap();
+    });
+}
