@@ -989,3 +989,61 @@ fn a_park_leaves_no_thread_token_behind() {
         waiter.join().unwrap();
     });
 }
+
+/// `parked_untracked` says `None` while a table operation is under way on any key, and does
+/// not count a timed thread whose deadline the clock has reached.
+#[test]
+fn parked_untracked_waits_out_operations_and_skips_due_threads() {
+    check(|| {
+        let inside = Arc::new(AtomicUsize::new(0));
+        let other = {
+            let inside = Arc::clone(&inside);
+            thread::spawn(move || {
+                // SAFETY: key 48 is this test's; the callback touches only an atomic.
+                unsafe {
+                    unpark_one(48, |_| {
+                        inside.store(1, Ordering::SeqCst);
+                        thread::yield_now();
+                        inside.store(0, Ordering::SeqCst);
+                        DEFAULT_UNPARK_TOKEN
+                    })
+                };
+            })
+        };
+        for _ in 0..3 {
+            if inside.load(Ordering::SeqCst) == 1 {
+                assert_eq!(parked_untracked(49), None, "an operation is under way");
+            }
+            thread::yield_now();
+        }
+        other.join().unwrap();
+
+        let deadline = now() + Duration::from_millis(5);
+        let timed = thread::spawn(move || {
+            // SAFETY: key 49 is this test's; the callbacks do nothing.
+            unsafe {
+                park(
+                    49,
+                    || true,
+                    || {},
+                    |_, _| {},
+                    DEFAULT_PARK_TOKEN,
+                    Some(deadline),
+                )
+            }
+        });
+        let mut looks = 0;
+        while parked_untracked(49) != Some(1) {
+            looks += 1;
+            assert!(looks < 1_000, "the timed thread never counted as parked");
+            thread::yield_now();
+        }
+        advance_clock(Duration::from_millis(5));
+        assert_ne!(
+            parked_untracked(49),
+            Some(1),
+            "a thread whose deadline the clock has reached is not counted"
+        );
+        assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
+    });
+}
