@@ -44,8 +44,8 @@
 //!   `TimedOut` only after its timeout, `Invalid` only when `validate` said no;
 //! - `timed_out` is given the key the thread is parked on when it times out (after a requeue,
 //!   the new one) and whether it was the last thread with that key;
-//! - **happens-before exactly where the real crate has it**, and tested (the conformance
-//!   suite's `edge_*` cases, under loom):
+//! - **happens-before where the real crate has it, with one exception below**, and tested
+//!   (the conformance suite's `edge_*` and `clock_moves_are_explored` cases, under loom):
 //!   - table operations on the same key are ordered by its bucket lock; operations on
 //!     different keys are not ordered at all;
 //!   - a woken thread is ordered after its waker's history up to the unpark, and after
@@ -85,9 +85,9 @@
 //!   spin branch of a protocol, not only the park branch; `spin_no_yield` is one checker spin
 //!   hint (a yield under both checkers);
 //! - the contract is enforced: a callback that calls into the table, a `before_sleep` that
-//!   parks (also after it called an `unpark_*`, which it may), a callback that panics, or a [`deadlock`] function called from a callback fails
-//!   the run with a message naming the rule (the real crate would deadlock, corrupt its queue,
-//!   or abort);
+//!   parks (also after it called an `unpark_*`, which it may), a callback that panics, or a
+//!   [`deadlock`] function called from a callback fails the run with a message naming the
+//!   rule (the real crate would deadlock, corrupt its queue, or abort);
 //! - per-key counters (`stats`) and the number of threads parked on a key (`parked`), so a
 //!   scenario can assert what a call cost in the table and wait for a thread to be queued.
 //!
