@@ -15,6 +15,9 @@
 //! | `loom` | the model, on loom's `Mutex`, threads and `lazy_static` (reset every execution) |
 //! | `shuttle` | the model, on shuttle's |
 //!
+//! A primitive on `parking_lot_core` 0.9 uses [`v0_9`] instead: the same table with 0.9's
+//! types and its `UnparkResult::be_fair`.
+//!
 //! Adoption is one import (`use parkcheck as parking_lot_core;`, or a Cargo rename); the
 //! README says what else a crate changes (its atomics, its deadlines' clock, its `const`
 //! constructors) and shows a loom model and a shuttle test.
@@ -109,7 +112,9 @@
 //!   pointer, paired with its creator's `Release`) and its growth (`grow_hashtable` locks
 //!   every bucket when enough threads exist) order threads in the real crate too, but no
 //!   primitive can count on when they happen, so the model gives neither;
-//! - the eventual-fairness timer (`be_fair`), which `parking_lot_core` 0.10 no longer has.
+//! - the real fair timer's random waits: [`v0_9`]'s `be_fair` comes from a timer per bucket
+//!   on the mocked clock, seeded alike for every bucket (the module docs say how it starts
+//!   and when it is due again).
 //!
 //! Its fidelity is tested, not asserted: `tests/conformance.rs` runs the same suite against
 //! the real crate on OS threads and against this model under loom and under shuttle, and is
@@ -134,6 +139,8 @@ mod checker;
 mod model;
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 pub use model::*;
+
+pub mod v0_9;
 
 // The token and result types are the real crate's in every build, so code that names them
 // (or matches on them) is the same code under a checker.

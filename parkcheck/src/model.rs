@@ -92,6 +92,96 @@ struct State {
     one_lock: Option<Rc<Mutex<()>>>,
     /// Whether this execution's [`RESET`] has been set up.
     reset_armed: bool,
+    /// `parking_lot_core` 0.9's per-bucket fair timers, by bucket (the key, or [`ONE_BUCKET`]
+    /// under `Settings::one_bucket`), created due on first use.
+    fair: HashMap<usize, FairTimeout>,
+}
+
+/// The bucket id of every key under `Settings::one_bucket`, for its shared fair timer.
+const ONE_BUCKET: usize = usize::MAX;
+
+/// `parking_lot_core` 0.9's `FairTimeout`: when a bucket's next `be_fair` is due, on the
+/// mocked clock, and the generator of the 0 to 1 ms it waits after each.
+#[derive(Debug)]
+struct FairTimeout {
+    /// `None`: due at once. The real table sets every bucket's timer to the time the table
+    /// was created, which any later `Instant::now` has passed: a bucket's first unpark that
+    /// wakes a thread is fair. The mocked clock may not have moved since the bucket was
+    /// created, so "due" is a state of its own here.
+    due: Option<Instant>,
+    /// The xorshift state (the real one seeds bucket `i` with `i + 1`; the model has no bucket
+    /// index and seeds every bucket with 1). Its first wait is 270 369 ns, and no wait
+    /// reaches 1 ms: a scenario that moves the clock by 1 ms makes every timer due again.
+    seed: u32,
+}
+
+impl FairTimeout {
+    fn new() -> FairTimeout {
+        FairTimeout { due: None, seed: 1 }
+    }
+
+    /// `FairTimeout::should_timeout`: fair if the clock has passed the due time (strictly, as
+    /// the real one compares), then due again 0 to 1 ms later.
+    fn should_timeout(&mut self, now: Instant) -> bool {
+        if self.due.is_some_and(|due| now <= due) {
+            return false;
+        }
+        // Marsaglia's xorshift, as the real timer's `gen_u32`.
+        self.seed ^= self.seed << 13;
+        self.seed ^= self.seed >> 17;
+        self.seed ^= self.seed << 5;
+        self.due = Some(now + Duration::from_nanos(u64::from(self.seed % 1_000_000)));
+        true
+    }
+}
+
+/// `be_fair` for an unpark on `key` that wakes a thread, where the API consults the fair
+/// timer (`parking_lot_core` 0.9's `unpark_one`, `unpark_filter` and `unpark_requeue`; not
+/// `unpark_all`, not 0.10), called under the key's bucket lock.
+fn be_fair(key: usize) -> bool {
+    match settings().fair_timer {
+        FairTimer::Always => true,
+        FairTimer::Never => false,
+        FairTimer::Clock if unfaithful(Unfaithful::NeverFair) => false,
+        FairTimer::Clock => {
+            let at = now();
+            // The clock's start, when the execution's table was first used.
+            let created = at - elapsed();
+            let bucket = if settings().one_bucket {
+                ONE_BUCKET
+            } else {
+                key
+            };
+            state(|s| {
+                let idle = unfaithful(Unfaithful::FairTimerStartsIdle);
+                let timer = s.fair.entry(bucket).or_insert_with(|| FairTimeout {
+                    due: idle.then_some(created),
+                    ..FairTimeout::new()
+                });
+                let fair = timer.should_timeout(at);
+                if unfaithful(Unfaithful::FairTimerNeverRearms) {
+                    timer.due = None;
+                }
+                fair
+            })
+        }
+    }
+}
+
+/// Which park-table API a call is made through: `parking_lot_core` 0.10's, whose results
+/// have no `be_fair`, or 0.9's ([`crate::v0_9`]), whose waking unparks consult the bucket's
+/// fair timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Api {
+    V0_10,
+    V0_9,
+}
+
+/// Whether an unpark through `api` that woke `woken` threads on `key` is to be fair,
+/// consulting the fair timer where that API does (under the key's bucket lock).
+fn fairness(api: Api, key: usize, woken: usize) -> bool {
+    let consults = api == Api::V0_9 && (woken != 0 || unfaithful(Unfaithful::FairWithoutWaking));
+    consults && be_fair(key)
 }
 
 std::thread_local! {
@@ -554,14 +644,15 @@ fn leave_on_timeout(
 }
 
 /// Removes the waiters chosen by `choose` (called in FIFO order for each waiter with `key`),
-/// runs `callback_fn` with the result, and hands its token to the chosen waiters
-/// ([`deliver`], under the lock).
-fn unpark_where(
+/// runs `callback_fn` with the result and `be_fair` (as `api` computes it), and hands its
+/// token to the chosen waiters ([`deliver`], under the lock).
+pub(crate) fn unpark_where(
     op: &'static str,
     key: usize,
+    api: Api,
     mut choose: impl FnMut(ParkToken) -> FilterOp,
-    callback_fn: impl FnOnce(UnparkResult) -> UnparkToken,
-) -> UnparkResult {
+    callback_fn: impl FnOnce(UnparkResult, bool) -> UnparkToken,
+) -> (UnparkResult, bool) {
     let outside = unfaithful(Unfaithful::CallbackOutsideLock);
     let mut callback_fn = Some(callback_fn);
     let mut late = None;
@@ -593,22 +684,23 @@ fn unpark_where(
             result.have_more_threads = !bucket.queue.is_empty() || others_parked(key);
         }
         result.unparked_threads = chosen.len();
+        let fair = fairness(api, key, chosen.len());
         let stats = &mut bucket.stats;
         stats.unpark_calls += 1;
         stats.woken += chosen.len();
         stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(chosen.len());
         if outside {
             late = Some(chosen);
-            return result;
+            return (result, fair);
         }
         let f = callback_fn.take().expect("the callback runs once");
-        let token = callback("callback", || f(result));
+        let token = callback("callback", || f(result, fair));
         deliver(chosen, token);
-        result
+        (result, fair)
     });
     if let Some(chosen) = late {
         let f = callback_fn.take().expect("the callback runs once");
-        let token = callback("callback", || f(result));
+        let token = callback("callback", || f(result.0, result.1));
         deliver(chosen, token);
     }
     result
@@ -641,12 +733,22 @@ pub unsafe fn unpark_one(
 
 /// [`unpark_one`]'s body, safe so that `cargo mutants` mutates it.
 fn unpark_one_safe(key: usize, callback: impl FnOnce(UnparkResult) -> UnparkToken) -> UnparkResult {
+    unpark_one_in(Api::V0_10, key, |r, _| callback(r)).0
+}
+
+/// `unpark_one` through `api`: the result and `be_fair`.
+pub(crate) fn unpark_one_in(
+    api: Api,
+    key: usize,
+    callback: impl FnOnce(UnparkResult, bool) -> UnparkToken,
+) -> (UnparkResult, bool) {
     let mut first = true;
     // Unpark the first waiter with this key; stopping at the next one sets
     // `have_more_threads` exactly when another waiter with this key remains.
     unpark_where(
         "unpark_one",
         key,
+        api,
         |_| {
             if std::mem::take(&mut first) {
                 FilterOp::Unpark
@@ -670,7 +772,19 @@ pub unsafe fn unpark_all(key: usize, unpark_token: UnparkToken) -> usize {
 
 /// [`unpark_all`]'s body, safe so that `cargo mutants` mutates it.
 fn unpark_all_safe(key: usize, unpark_token: UnparkToken) -> usize {
-    unpark_where("unpark_all", key, |_| FilterOp::Unpark, |_| unpark_token).unparked_threads
+    unpark_all_in(Api::V0_10, key, unpark_token)
+}
+
+/// `unpark_all` through `api`. Neither version's `unpark_all` consults the fair timer.
+pub(crate) fn unpark_all_in(api: Api, key: usize, unpark_token: UnparkToken) -> usize {
+    let api = if unfaithful(Unfaithful::UnparkAllConsultsTimer) {
+        api
+    } else {
+        Api::V0_10
+    };
+    let unpark = |_| FilterOp::Unpark;
+    let (result, _) = unpark_where("unpark_all", key, api, unpark, |_, _| unpark_token);
+    result.unparked_threads
 }
 
 /// `parking_lot_core::unpark_filter`, on the modelled table: calls `filter` with the token of
@@ -686,7 +800,7 @@ pub unsafe fn unpark_filter(
     filter: impl FnMut(ParkToken) -> FilterOp,
     callback: impl FnOnce(UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
-    unpark_where("unpark_filter", key, filter, callback)
+    unpark_where("unpark_filter", key, Api::V0_10, filter, |r, _| callback(r)).0
 }
 
 /// `parking_lot_core::unpark_requeue`, on the modelled table: under both keys' bucket locks,
@@ -716,6 +830,19 @@ fn unpark_requeue_safe(
     validate: impl FnOnce() -> RequeueOp,
     callback: impl FnOnce(RequeueOp, UnparkResult) -> UnparkToken,
 ) -> UnparkResult {
+    let callback = |op, r, _| callback(op, r);
+    unpark_requeue_in(Api::V0_10, key_from, key_to, validate, callback).0
+}
+
+/// `unpark_requeue` through `api`: the result and `be_fair` (consulted on `key_from`'s
+/// bucket, as the real 0.9 does, when a thread is unparked).
+pub(crate) fn unpark_requeue_in(
+    api: Api,
+    key_from: usize,
+    key_to: usize,
+    validate: impl FnOnce() -> RequeueOp,
+    callback: impl FnOnce(RequeueOp, UnparkResult, bool) -> UnparkToken,
+) -> (UnparkResult, bool) {
     let outside = unfaithful(Unfaithful::CallbackOutsideLock);
     let mut callback_fn = Some(callback);
     let mut late = None;
@@ -723,7 +850,7 @@ fn unpark_requeue_safe(
         let op = self::callback("validate", validate);
         let mut result = UnparkResult::default();
         if op == RequeueOp::Abort {
-            return result;
+            return (result, false);
         }
         let unpark_first = matches!(op, RequeueOp::UnparkOneRequeueRest | RequeueOp::UnparkOne);
         let just_one = matches!(op, RequeueOp::UnparkOne | RequeueOp::RequeueOne);
@@ -762,18 +889,19 @@ fn unpark_requeue_safe(
         from.stats.woken += woken.len();
         from.stats.most_woken_by_one_call = from.stats.most_woken_by_one_call.max(woken.len());
         from.stats.requeued += result.requeued_threads;
+        let fair = fairness(api, key_from, woken.len());
         if outside {
             late = Some((op, woken));
-            return result;
+            return (result, fair);
         }
         let f = callback_fn.take().expect("the callback runs once");
-        let token = self::callback("callback", || f(op, result));
+        let token = self::callback("callback", || f(op, result, fair));
         deliver(woken, token);
-        result
+        (result, fair)
     });
     if let Some((op, woken)) = late {
         let f = callback_fn.take().expect("the callback runs once");
-        let token = self::callback("callback", || f(op, result));
+        let token = self::callback("callback", || f(op, result.0, result.1));
         deliver(woken, token);
     }
     result
@@ -954,6 +1082,28 @@ pub enum Timeouts {
     CheckerChooses,
 }
 
+/// What `UnparkResult::be_fair` is in the results of `parking_lot_core` 0.9's unparks
+/// ([`crate::v0_9`]). A primitive on 0.9 switches to a fair handoff when it is set (parking_lot
+/// 0.12's mutexes and rwlock do), so a model should reach both values: under loom, whose
+/// models cannot make a choice of their own, by running once with each of `Always` and
+/// `Never` (each a setting for the whole run), besides `Clock`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FairTimer {
+    /// As the real 0.9 computes it, on the mocked clock (the default): each bucket (each key,
+    /// or all keys under `Settings::one_bucket`) has a timer that starts due, so the first
+    /// unpark on it that wakes a thread is fair; each fair unpark makes it due again 0 to
+    /// 1 ms later, which only [`advance_clock`] can bring (1 ms always does). Only an
+    /// `unpark_one`, `unpark_filter` or `unpark_requeue` that wakes a thread consults it;
+    /// `unpark_all` and the unparks that wake nobody do not, as in the real crate.
+    #[default]
+    Clock,
+    /// Every unpark that would consult the timer is fair.
+    Always,
+    /// No unpark is fair (the timer is never due).
+    Never,
+}
+
 /// A deliberately unfaithful variant of the model (feature `unfaithful`), for showing that the
 /// conformance suite fails when the model departs from the real crate. Never use one to
 /// check a primitive.
@@ -993,6 +1143,20 @@ pub enum Unfaithful {
     /// Every table operation reads a lazy static of the checker's that the table's first user
     /// initialized, and so is ordered after that user's history up to its first use.
     TableInLazyStatic,
+    /// `parking_lot_core` 0.9's `be_fair` is never set (the 0.10 table, which has no fair
+    /// timer).
+    NeverFair,
+    /// A bucket's fair timer starts at the mocked clock's start, as the real one starts at the
+    /// table's creation, but compared with a clock that may not have moved since: nothing is
+    /// fair until a scenario moves the clock (the model's timer starts due).
+    FairTimerStartsIdle,
+    /// A fair unpark does not set the next due time: every unpark that wakes a thread is
+    /// fair.
+    FairTimerNeverRearms,
+    /// The fair timer is consulted (and `be_fair` set) also by an unpark that wakes nobody.
+    FairWithoutWaking,
+    /// `unpark_all` consults the fair timer too (the real one does not), using up its turn.
+    UnparkAllConsultsTimer,
 }
 
 #[cfg(not(feature = "unfaithful"))]
@@ -1010,6 +1174,11 @@ enum Unfaithful {
     NoWakeEdge,
     BeforeSleepUnderLock,
     TableInLazyStatic,
+    NeverFair,
+    FairTimerStartsIdle,
+    FairTimerNeverRearms,
+    FairWithoutWaking,
+    UnparkAllConsultsTimer,
 }
 
 /// Whether this run's model is the unfaithful variant `v` (always `false` without the
@@ -1048,6 +1217,9 @@ pub struct Settings {
     pub one_bucket: bool,
     /// When a timed park times out ([`Timeouts::Clock`] by default).
     pub timeouts: Timeouts,
+    /// What `be_fair` is in the results of [`crate::v0_9`]'s unparks ([`FairTimer::Clock`] by
+    /// default; the 0.10 functions have no `be_fair`).
+    pub fair_timer: FairTimer,
     /// The unfaithful variant in use, if any (feature `unfaithful`; `None` by default).
     #[cfg(feature = "unfaithful")]
     pub unfaithful: Option<Unfaithful>,
@@ -1060,6 +1232,7 @@ impl Default for Settings {
             relock_on_wake: false,
             one_bucket: false,
             timeouts: Timeouts::Clock,
+            fair_timer: FairTimer::Clock,
             #[cfg(feature = "unfaithful")]
             unfaithful: None,
         }

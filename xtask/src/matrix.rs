@@ -79,7 +79,7 @@ pub(crate) const COLUMNS: [&str; 7] = [
 /// feature `unfaithful`), which its conformance suite must catch, and the other primitives'
 /// deliberate flaws (`condvar/`, `rwlock/`), with the reader-writer lock on a `Barging`
 /// semaphore, whose writer-progress check must fail.
-pub(crate) const MODEL_ROWS: [&str; 18] = [
+pub(crate) const MODEL_ROWS: [&str; 23] = [
     "model Lifo",
     "model OtherKeysCount",
     "model CallbackOutsideLock",
@@ -92,6 +92,11 @@ pub(crate) const MODEL_ROWS: [&str; 18] = [
     "model ClockUnseen",
     "model WakeJoinsAtOnce",
     "model NoWakeEdge",
+    "model NeverFair",
+    "model FairWithoutWaking",
+    "model UnparkAllConsultsTimer",
+    "model FairTimerStartsIdle",
+    "model FairTimerNeverRearms",
     "condvar RequeueWithoutParkedBit",
     "condvar UnlockBeforePark",
     "condvar TimeoutIgnoresRequeue",
@@ -579,6 +584,59 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
             ),
         ] {
             add(flaw, build, check, expect);
+        }
+    }
+    // parking_lot_core 0.9's fair timer (`parkcheck/tests/conformance_0_9.rs`, `catches`).
+    const NO_FAIR: &str = "reads no be_fair";
+    for build in ["loom", "shuttle"] {
+        for (flaw, check, expect) in [
+            ("model NeverFair", "conformance-0.9 fair_once_due", Catch),
+            (
+                "model NeverFair",
+                "conformance-0.9 fair_only_when_waking",
+                Catch,
+            ),
+            (
+                "model FairWithoutWaking",
+                "conformance-0.9 fair_only_when_waking",
+                Catch,
+            ),
+            (
+                "model UnparkAllConsultsTimer",
+                "conformance-0.9 fair_unpark_all_leaves_the_timer",
+                Catch,
+            ),
+            (
+                "model FairTimerStartsIdle",
+                "conformance-0.9 fair_timer_starts_due",
+                Catch,
+            ),
+            (
+                "model FairTimerNeverRearms",
+                "conformance-0.9 fair_timer_rearms",
+                Catch,
+            ),
+            (
+                "model FairTimerStartsIdle",
+                "conformance-0.9 fair_once_due",
+                Blind("the clock moves before every unpark"),
+            ),
+        ] {
+            add(flaw, build, check, expect);
+        }
+        for flaw in [
+            "model NeverFair",
+            "model FairWithoutWaking",
+            "model UnparkAllConsultsTimer",
+            "model FairTimerStartsIdle",
+            "model FairTimerNeverRearms",
+        ] {
+            add(
+                flaw,
+                build,
+                "conformance-0.9 fifo_unpark_one",
+                Blind(NO_FAIR),
+            );
         }
     }
     // The happens-before variants, caught by the `edge_*` cases, and the unseen clock, caught

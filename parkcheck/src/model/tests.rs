@@ -1047,3 +1047,76 @@ fn parked_untracked_waits_out_operations_and_skips_due_threads() {
         assert_eq!(timed.join().unwrap(), ParkResult::TimedOut);
     });
 }
+
+/// Parks a thread on `key` through the 0.9 API, unparks it with `v0_9::unpark_one` once it is
+/// queued, and returns `be_fair`.
+fn fair_unpark_0_9(key: usize) -> bool {
+    use crate::v0_9;
+    let parked = thread::spawn(move || {
+        // SAFETY: the test's own key; the callbacks do not call into the table or unwind.
+        unsafe {
+            v0_9::park(
+                key,
+                || true,
+                || {},
+                |_, _| {},
+                v0_9::DEFAULT_PARK_TOKEN,
+                None,
+            )
+        }
+    });
+    wait_queued(key, 1);
+    // SAFETY: as above.
+    let r = unsafe { v0_9::unpark_one(key, |_| v0_9::DEFAULT_UNPARK_TOKEN) };
+    assert_eq!(
+        parked.join().unwrap(),
+        v0_9::ParkResult::Unparked(v0_9::DEFAULT_UNPARK_TOKEN)
+    );
+    r.be_fair
+}
+
+#[test]
+fn fair_timer_settings_decide_be_fair() {
+    for (timer, expected) in [
+        (FairTimer::Clock, [true, false]),
+        (FairTimer::Always, [true, true]),
+        (FairTimer::Never, [false, false]),
+    ] {
+        let settings = Settings {
+            fair_timer: timer,
+            ..Settings::default()
+        };
+        with_settings(settings, || {
+            check(move || {
+                let got = [fair_unpark_0_9(11), fair_unpark_0_9(11)];
+                assert_eq!(got, expected, "two waking unparks under {timer:?}");
+            })
+        });
+    }
+}
+
+/// Each key has its own fair timer, unless every key shares one bucket; the 0.10 API never
+/// uses one.
+#[test]
+fn fair_timers_are_per_bucket_and_0_10_leaves_them() {
+    for (one_bucket, expected) in [(false, [true, true]), (true, [true, false])] {
+        let settings = Settings {
+            one_bucket,
+            ..Settings::default()
+        };
+        with_settings(settings, || {
+            check(move || {
+                let parked = thread::spawn(|| {
+                    // SAFETY: the test's own key; the callbacks do not call into the table.
+                    unsafe { park(21, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) }
+                });
+                wait_queued(21, 1);
+                // SAFETY: as above.
+                unsafe { unpark_one(21, |_| DEFAULT_UNPARK_TOKEN) };
+                parked.join().unwrap();
+                let got = [fair_unpark_0_9(21), fair_unpark_0_9(22)];
+                assert_eq!(got, expected, "keys 21 then 22, one bucket: {one_bucket}");
+            })
+        });
+    }
+}

@@ -1,5 +1,6 @@
-//! The cases: each one function body that uses only `parkcheck::*` and `parkcheck::sync::*`,
-//! so it is the same code against the real crate on OS threads and against the model under
+//! The cases: each one function body that uses only `api::*` (the API under test: the crate
+//! root for `parking_lot_core` 0.10, `parkcheck::v0_9` for 0.9) and `parkcheck::sync::*`, so
+//! it is the same code against the real crate on OS threads and against the model under
 //! loom and shuttle. Each asserts, where the property is first observable (in the parked
 //! thread, or in a callback under the table lock), with a message that names the property.
 //!
@@ -18,14 +19,16 @@ use std::time::Duration;
 
 use parkcheck::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use parkcheck::sync::{Arc, thread};
-use parkcheck::{
+
+use crate::api;
+use crate::api::{
     DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp,
     UnparkResult, UnparkToken,
 };
 
 use crate::harness::{pause, wait_for};
 
-/// How far in the future a timed park's deadline is, from `parkcheck::now()`. On real threads
+/// How far in the future a timed park's deadline is, from `api::now()`. On real threads
 /// it is real time that each timed case waits out once per run; under a checker the clock
 /// moves only when a case calls `advance_clock`, so its size does not matter there.
 const DEADLINE: Duration = Duration::from_millis(20);
@@ -51,18 +54,18 @@ fn counts(r: UnparkResult) -> (usize, usize, bool) {
 }
 
 /// What a waiter must get from `park`: unparked with `UnparkToken(token)`.
-fn unparked(token: usize) -> ParkResult {
+pub(crate) fn unparked(token: usize) -> ParkResult {
     ParkResult::Unparked(UnparkToken(token))
 }
 
 /// A thread to park: its key, its park token, the result it must get and the property a
 /// wrong result violates.
-type Waiter = (usize, usize, ParkResult, &'static str);
+pub(crate) type Waiter = (usize, usize, ParkResult, &'static str);
 
 /// Parks one thread per entry of `waiters` (no deadline), in order: each is in the queue and
 /// has released the table lock (its `before_sleep` ran) before the next one starts. Each
 /// asserts, when its `park` returns, that it got what its entry says.
-fn park_in_order(waiters: &[Waiter]) -> Vec<thread::JoinHandle<()>> {
+pub(crate) fn park_in_order(waiters: &[Waiter]) -> Vec<thread::JoinHandle<()>> {
     let asleep = Arc::new(AtomicUsize::new(0));
     let mut handles = Vec::new();
     for (i, &(key, park_token, expect, property)) in waiters.iter().enumerate() {
@@ -70,7 +73,7 @@ fn park_in_order(waiters: &[Waiter]) -> Vec<thread::JoinHandle<()>> {
         handles.push(thread::spawn(move || {
             // SAFETY: the case's own key; the callbacks touch only an atomic (module docs).
             let got = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -98,7 +101,7 @@ fn park_in_order(waiters: &[Waiter]) -> Vec<thread::JoinHandle<()>> {
 
 /// Joins `handles`, resuming the first thread's panic (so a real-threads run fails with the
 /// thread's own message; under a checker the failing thread has already ended the run).
-fn join_all(handles: Vec<thread::JoinHandle<()>>) {
+pub(crate) fn join_all(handles: Vec<thread::JoinHandle<()>>) {
     for handle in handles {
         if let Err(payload) = handle.join() {
             std::panic::resume_unwind(payload);
@@ -113,7 +116,7 @@ fn drain(key: usize, expected: &[usize], token: usize, property: &str) {
     let seen = Cell::new(0);
     // SAFETY: the case's own key; the callbacks touch only cells (module docs).
     let r = unsafe {
-        parkcheck::unpark_filter(
+        api::unpark_filter(
             key,
             |t| {
                 let at = seen.get();
@@ -155,7 +158,7 @@ pub(crate) fn validate_false_is_invalid() {
     let timed_out = Cell::new(false);
     // SAFETY: the case's own key; the callbacks touch only cells (module docs).
     let r = unsafe {
-        parkcheck::park(
+        api::park(
             key,
             || {
                 validated.set(validated.get() + 1);
@@ -164,7 +167,7 @@ pub(crate) fn validate_false_is_invalid() {
             || slept.set(true),
             |_, _| timed_out.set(true),
             ParkToken(1),
-            Some(parkcheck::now() + DEADLINE),
+            Some(api::now() + DEADLINE),
         )
     };
     assert_eq!(
@@ -181,7 +184,7 @@ pub(crate) fn validate_false_is_invalid() {
     );
     // SAFETY: the case's own key; the callback touches nothing (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(key, |r| {
+        api::unpark_one(key, |r| {
             assert_eq!(
                 counts(r),
                 (0, 0, false),
@@ -248,7 +251,7 @@ fn under_lock(unparker: Unparker) {
             while !done.load(SeqCst) {
                 // SAFETY: the case's own key; the callbacks touch only atomics (module docs).
                 let r = unsafe {
-                    parkcheck::park(
+                    api::park(
                         key,
                         || {
                             assert!(
@@ -277,14 +280,14 @@ fn under_lock(unparker: Unparker) {
     let r = match unparker {
         // SAFETY: the case's own key; the callback touches only atomics (module docs).
         Unparker::One => unsafe {
-            parkcheck::unpark_one(key, |_| {
+            api::unpark_one(key, |_| {
                 hold(&inside);
                 UnparkToken(7)
             })
         },
         // SAFETY: the case's own key; the callbacks touch only atomics (module docs).
         Unparker::Filter => unsafe {
-            parkcheck::unpark_filter(
+            api::unpark_filter(
                 key,
                 |_| {
                     hold(&inside);
@@ -298,7 +301,7 @@ fn under_lock(unparker: Unparker) {
         },
         // SAFETY: the case's own keys; the callbacks touch only atomics (module docs).
         Unparker::Requeue => unsafe {
-            parkcheck::unpark_requeue(
+            api::unpark_requeue(
                 key,
                 key_to,
                 || {
@@ -359,14 +362,14 @@ fn have_more_same_key(unparker: Unparker) {
     let r = match unparker {
         // SAFETY: the case's own key; the callback only asserts (module docs).
         Unparker::One => unsafe {
-            parkcheck::unpark_one(k1, |r| {
+            api::unpark_one(k1, |r| {
                 check(r);
                 UnparkToken(11)
             })
         },
         // SAFETY: the case's own key; the callbacks only assert (module docs).
         Unparker::Filter => unsafe {
-            parkcheck::unpark_filter(
+            api::unpark_filter(
                 k1,
                 |_| FilterOp::Unpark,
                 |r| {
@@ -377,7 +380,7 @@ fn have_more_same_key(unparker: Unparker) {
         },
         // SAFETY: the case's own keys; the callbacks only assert (module docs).
         Unparker::Requeue => unsafe {
-            parkcheck::unpark_requeue(
+            api::unpark_requeue(
                 k1,
                 k3,
                 || RequeueOp::UnparkOne,
@@ -391,7 +394,7 @@ fn have_more_same_key(unparker: Unparker) {
     check(r);
     // SAFETY: the case's own key; the callback only asserts (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(k2, |r| {
+        api::unpark_one(k2, |r| {
             assert_eq!(
                 counts(r),
                 (1, 0, false),
@@ -444,7 +447,7 @@ pub(crate) fn fifo_unpark_one() {
     for (token, expect) in [(21, (1, 0, true)), (22, (1, 0, false))] {
         // SAFETY: the case's own key; the callback only asserts (module docs).
         let r = unsafe {
-            parkcheck::unpark_one(key, |r| {
+            api::unpark_one(key, |r| {
                 assert_eq!(
                     counts(r),
                     expect,
@@ -491,7 +494,7 @@ fn scan(key: usize, scans: &[Scan], property: &str) {
         let seen = std::cell::RefCell::new(Vec::new());
         // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
         let r = unsafe {
-            parkcheck::unpark_filter(
+            api::unpark_filter(
                 key,
                 |t| {
                     seen.borrow_mut().push(t.0);
@@ -562,10 +565,10 @@ pub(crate) fn unpark_all_token_to_all() {
         (key, 2, unparked(9), property),
     ]);
     // SAFETY: the case's own key (module docs).
-    let woken = unsafe { parkcheck::unpark_all(key, UnparkToken(9)) };
+    let woken = unsafe { api::unpark_all(key, UnparkToken(9)) };
     assert_eq!(woken, 2, "unpark_all returns the number woken");
     // SAFETY: as above.
-    let woken = unsafe { parkcheck::unpark_all(key, UnparkToken(10)) };
+    let woken = unsafe { api::unpark_all(key, UnparkToken(10)) };
     assert_eq!(woken, 0, "unpark_all returns the number woken (none left)");
     join_all(waiters);
 }
@@ -601,7 +604,7 @@ fn requeue(op: RequeueOp, expect: (usize, usize, bool), left_on_from: &[usize], 
     let validated = Cell::new(0);
     // SAFETY: the case's own keys; the callbacks touch only cells (module docs).
     let r = unsafe {
-        parkcheck::unpark_requeue(
+        api::unpark_requeue(
             from,
             to,
             || {
@@ -691,7 +694,7 @@ pub(crate) fn timed_park_times_out() {
             // SAFETY: the case's own key; the callbacks touch only a cell and an atomic
             // (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -706,7 +709,7 @@ pub(crate) fn timed_park_times_out() {
                         timed_out.set(true);
                     },
                     DEFAULT_PARK_TOKEN,
-                    Some(parkcheck::now() + DEADLINE),
+                    Some(api::now() + DEADLINE),
                 )
             };
             assert_eq!(
@@ -717,11 +720,11 @@ pub(crate) fn timed_park_times_out() {
         })
     };
     wait_for(&asleep, 1, "the timed thread to park");
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE);
     join_all(vec![waiter]);
     // SAFETY: the case's own key; the callback only asserts (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(key, |r| {
+        api::unpark_one(key, |r| {
             assert_eq!(
                 counts(r),
                 (0, 0, false),
@@ -755,7 +758,7 @@ pub(crate) fn timed_out_not_last() {
         thread::spawn(move || {
             // SAFETY: the case's own key; the callbacks touch only an atomic (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -770,18 +773,18 @@ pub(crate) fn timed_out_not_last() {
                         );
                     },
                     ParkToken(2),
-                    Some(parkcheck::now() + DEADLINE),
+                    Some(api::now() + DEADLINE),
                 )
             };
             assert_eq!(r, ParkResult::TimedOut, "a timed park times out");
         })
     };
     wait_for(&asleep, 1, "the timed thread to park");
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE);
     join_all(vec![timed]);
     // SAFETY: the case's own key; the callback only asserts (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(key, |r| {
+        api::unpark_one(key, |r| {
             assert_eq!(
                 counts(r),
                 (1, 0, false),
@@ -812,7 +815,7 @@ pub(crate) fn timed_out_gets_current_key() {
         thread::spawn(move || {
             // SAFETY: the case's own keys; the callbacks touch only atomics (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     from,
                     || true,
                     || {
@@ -829,7 +832,7 @@ pub(crate) fn timed_out_gets_current_key() {
                         );
                     },
                     DEFAULT_PARK_TOKEN,
-                    Some(parkcheck::now() + DEADLINE),
+                    Some(api::now() + DEADLINE),
                 )
             };
             assert_eq!(r, ParkResult::TimedOut, "a requeued timed park times out");
@@ -838,7 +841,7 @@ pub(crate) fn timed_out_gets_current_key() {
     wait_for(&asleep, 1, "the timed thread to park");
     // SAFETY: the case's own keys; the callback touches only an atomic (module docs).
     unsafe {
-        parkcheck::unpark_requeue(
+        api::unpark_requeue(
             from,
             to,
             || RequeueOp::RequeueAll,
@@ -848,12 +851,12 @@ pub(crate) fn timed_out_gets_current_key() {
             },
         )
     };
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE);
     join_all(vec![waiter]);
     for key in [from, to] {
         // SAFETY: the case's own key; the callback only asserts (module docs).
         let r = unsafe {
-            parkcheck::unpark_one(key, |r| {
+            api::unpark_one(key, |r| {
                 assert_eq!(
                     counts(r),
                     (0, 0, false),
@@ -890,7 +893,7 @@ pub(crate) fn timeout_races_unpark() {
         thread::spawn(move || {
             // SAFETY: the case's own key; the callbacks touch only atomics (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -905,7 +908,7 @@ pub(crate) fn timeout_races_unpark() {
                         timed_out.store(true, SeqCst);
                     },
                     DEFAULT_PARK_TOKEN,
-                    Some(parkcheck::now() + DEADLINE),
+                    Some(api::now() + DEADLINE),
                 )
             };
             let (counted, timed_out) = (counted.load(SeqCst), timed_out.load(SeqCst));
@@ -935,10 +938,10 @@ pub(crate) fn timeout_races_unpark() {
     let unparker = {
         let (counted, timed_out) = (Arc::clone(&counted), Arc::clone(&timed_out));
         thread::spawn(move || {
-            parkcheck::advance_clock(DEADLINE - slack);
+            api::advance_clock(DEADLINE - slack);
             // SAFETY: the case's own key; the callback touches only atomics (module docs).
             unsafe {
-                parkcheck::unpark_one(key, |r| {
+                api::unpark_one(key, |r| {
                     if r.unparked_threads == 1 {
                         assert!(
                             !timed_out.load(SeqCst),
@@ -951,7 +954,7 @@ pub(crate) fn timeout_races_unpark() {
             };
         })
     };
-    parkcheck::advance_clock(slack);
+    api::advance_clock(slack);
     join_all(vec![unparker, waiter]);
 }
 
@@ -973,7 +976,7 @@ pub(crate) fn no_spurious_returns() {
         thread::spawn(move || {
             // SAFETY: the case's own key; the callbacks touch only an atomic (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -991,10 +994,10 @@ pub(crate) fn no_spurious_returns() {
         })
     };
     wait_for(&asleep, 1, "the thread to park");
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE);
     // SAFETY: the case's own key; the callback touches only an atomic (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(key, |r| {
+        api::unpark_one(key, |r| {
             chosen.store(r.unparked_threads == 1, SeqCst);
             UnparkToken(3)
         })
@@ -1024,7 +1027,7 @@ pub(crate) fn unpark_without_waiters() {
     };
     // SAFETY: the case's own key; the callback touches only a cell (module docs).
     let r = unsafe {
-        parkcheck::unpark_one(key, |r| {
+        api::unpark_one(key, |r| {
             zero(r, "unpark_one's callback");
             DEFAULT_UNPARK_TOKEN
         })
@@ -1036,7 +1039,7 @@ pub(crate) fn unpark_without_waiters() {
     zero(r, "unpark_one");
     // SAFETY: the case's own key; the callbacks touch only a cell (module docs).
     let r = unsafe {
-        parkcheck::unpark_filter(
+        api::unpark_filter(
             key,
             |t| panic!("unpark_filter with no waiters called the filter with {t:?}"),
             |r| {
@@ -1058,7 +1061,7 @@ pub(crate) fn unpark_without_waiters() {
     ] {
         // SAFETY: the case's own keys; the callbacks touch only a cell (module docs).
         let r = unsafe {
-            parkcheck::unpark_requeue(
+            api::unpark_requeue(
                 key,
                 key_to,
                 || op,
@@ -1076,7 +1079,7 @@ pub(crate) fn unpark_without_waiters() {
         zero(r, "unpark_requeue");
     }
     // SAFETY: the case's own key (module docs).
-    let woken = unsafe { parkcheck::unpark_all(key, DEFAULT_UNPARK_TOKEN) };
+    let woken = unsafe { api::unpark_all(key, DEFAULT_UNPARK_TOKEN) };
     assert_eq!(woken, 0, "unpark_all returns the number woken (no waiters)");
 }
 
@@ -1091,10 +1094,10 @@ pub(crate) fn past_deadline_times_out() {
     let key = keys.get(0);
     let (validated, slept, timed_out) = (Cell::new(0), Cell::new(0), Cell::new(0));
     // Computed before the park, so it has passed (or is passing) by the time the thread sleeps.
-    let deadline = parkcheck::now();
+    let deadline = api::now();
     // SAFETY: the case's own key; the callbacks touch only cells (module docs).
     let r = unsafe {
-        parkcheck::park(
+        api::park(
             key,
             || {
                 validated.set(validated.get() + 1);
@@ -1119,7 +1122,7 @@ pub(crate) fn past_deadline_times_out() {
         "a past deadline times out at once: (result, validate, before_sleep, timed_out) calls"
     );
     // SAFETY: the case's own key; the callback touches nothing (module docs).
-    let r = unsafe { parkcheck::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN) };
+    let r = unsafe { api::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN) };
     assert_eq!(
         counts(r),
         (0, 0, false),
@@ -1139,7 +1142,7 @@ pub(crate) fn validate_runs_once() {
         thread::spawn(move || {
             // SAFETY: the case's own key; the callbacks touch only atomics (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || {
                         validated.fetch_add(1, SeqCst);
@@ -1158,7 +1161,7 @@ pub(crate) fn validate_runs_once() {
     };
     wait_for(&asleep, 1, "the thread to park");
     // SAFETY: the case's own key; the callback touches nothing (module docs).
-    unsafe { parkcheck::unpark_one(key, |_| UnparkToken(5)) };
+    unsafe { api::unpark_one(key, |_| UnparkToken(5)) };
     join_all(vec![waiter]);
     assert_eq!(
         validated.load(SeqCst),
@@ -1178,10 +1181,10 @@ pub(crate) fn no_timeout_before_the_deadline() {
     let waiter = {
         let asleep = Arc::clone(&asleep);
         thread::spawn(move || {
-            let deadline = parkcheck::now() + DEADLINE;
+            let deadline = api::now() + DEADLINE;
             // SAFETY: the case's own key; the callbacks touch only an atomic (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     key,
                     || true,
                     || {
@@ -1192,7 +1195,7 @@ pub(crate) fn no_timeout_before_the_deadline() {
                     Some(deadline),
                 )
             };
-            let at = parkcheck::now();
+            let at = api::now();
             assert!(
                 r == ParkResult::TimedOut && at >= deadline,
                 "no timeout before the deadline: park returned {r:?} {:?} before its deadline",
@@ -1201,8 +1204,8 @@ pub(crate) fn no_timeout_before_the_deadline() {
         })
     };
     wait_for(&asleep, 1, "the timed thread to park");
-    parkcheck::advance_clock(DEADLINE / 2);
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE / 2);
+    api::advance_clock(DEADLINE);
     join_all(vec![waiter]);
 }
 
@@ -1217,11 +1220,11 @@ pub(crate) fn before_sleep_unparks_its_own_key() {
     // SAFETY: the case's own key; `before_sleep` unparks (allowed: the lock is released
     // then), its callback touches only a cell (module docs).
     let r = unsafe {
-        parkcheck::park(
+        api::park(
             key,
             || true,
             || {
-                let r = parkcheck::unpark_one(key, |r| {
+                let r = api::unpark_one(key, |r| {
                     found.set(Some(counts(r)));
                     UnparkToken(7)
                 });
@@ -1292,7 +1295,7 @@ pub(crate) fn requeued_timeout_not_last() {
         thread::spawn(move || {
             // SAFETY: the case's own keys; the callbacks touch only an atomic (module docs).
             let r = unsafe {
-                parkcheck::park(
+                api::park(
                     from,
                     || true,
                     || {
@@ -1307,7 +1310,7 @@ pub(crate) fn requeued_timeout_not_last() {
                         );
                     },
                     ParkToken(2),
-                    Some(parkcheck::now() + DEADLINE),
+                    Some(api::now() + DEADLINE),
                 )
             };
             assert_eq!(
@@ -1320,7 +1323,7 @@ pub(crate) fn requeued_timeout_not_last() {
     wait_for(&asleep, 1, "the timed thread to park");
     // SAFETY: the case's own keys; the callback touches nothing (module docs).
     let r = unsafe {
-        parkcheck::unpark_requeue(
+        api::unpark_requeue(
             from,
             to,
             || RequeueOp::RequeueAll,
@@ -1328,7 +1331,7 @@ pub(crate) fn requeued_timeout_not_last() {
         )
     };
     assert_eq!(counts(r), (0, 1, false), "the timed thread is requeued");
-    parkcheck::advance_clock(DEADLINE);
+    api::advance_clock(DEADLINE);
     // The timed thread is the second handle: join it before unparking the first.
     let timed = handles.pop().expect("two threads");
     join_all(vec![timed]);
@@ -1355,13 +1358,13 @@ pub(crate) fn contract_park_after_an_unpark_in_before_sleep() {
     // SAFETY: deliberately broken: `before_sleep` parks after an allowed unpark; the model
     // fails the run there, before anything is queued on `other`.
     unsafe {
-        parkcheck::park(
+        api::park(
             key,
             || true,
             || {
-                parkcheck::unpark_one(other, |_| DEFAULT_UNPARK_TOKEN);
-                parkcheck::park(other, || false, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None);
-                parkcheck::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN);
+                api::unpark_one(other, |_| DEFAULT_UNPARK_TOKEN);
+                api::park(other, || false, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None);
+                api::unpark_one(key, |_| DEFAULT_UNPARK_TOKEN);
             },
             |_, _| {},
             DEFAULT_PARK_TOKEN,
@@ -1384,7 +1387,7 @@ pub(crate) fn requeue_both_ways_at_once() {
     let requeue = |from: usize, to: usize| {
         // SAFETY: the case's own keys; the callbacks return constants (module docs).
         unsafe {
-            parkcheck::unpark_requeue(
+            api::unpark_requeue(
                 from,
                 to,
                 || RequeueOp::RequeueOne,
@@ -1401,7 +1404,7 @@ pub(crate) fn requeue_both_ways_at_once() {
     let mut found = 0;
     for key in [a, b] {
         // SAFETY: the case's own key (module docs).
-        found += unsafe { parkcheck::unpark_all(key, UnparkToken(50)) };
+        found += unsafe { api::unpark_all(key, UnparkToken(50)) };
     }
     assert!(
         found == 2 && moved + other_moved >= 1,
