@@ -1225,17 +1225,22 @@ pub struct Settings {
     pub unfaithful: Option<Unfaithful>,
 }
 
+impl Settings {
+    /// The default settings, as a `const` (for a table of settings a run goes through).
+    pub const DEFAULT: Settings = Settings {
+        spins: SPINS,
+        relock_on_wake: false,
+        one_bucket: false,
+        timeouts: Timeouts::Clock,
+        fair_timer: FairTimer::Clock,
+        #[cfg(feature = "unfaithful")]
+        unfaithful: None,
+    };
+}
+
 impl Default for Settings {
     fn default() -> Self {
-        Settings {
-            spins: SPINS,
-            relock_on_wake: false,
-            one_bucket: false,
-            timeouts: Timeouts::Clock,
-            fair_timer: FairTimer::Clock,
-            #[cfg(feature = "unfaithful")]
-            unfaithful: None,
-        }
+        Settings::DEFAULT
     }
 }
 

@@ -106,6 +106,10 @@ impl Step {
                 "parksema-condvar",
                 "-p",
                 "parksema-rwlock",
+                "-p",
+                "parkcheck-parking-lot-0-12",
+                "-p",
+                "parkcheck-parking-lot-0-13",
                 "--features",
                 "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
@@ -124,10 +128,15 @@ impl Step {
                 "parksema-condvar",
                 "-p",
                 "parksema-rwlock",
+                "-p",
+                "parkcheck-parking-lot-0-12",
+                "-p",
+                "parkcheck-parking-lot-0-13",
                 "--features",
                 "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
                  parksema-condvar/loom,parksema-condvar/broken_condvar,\
-                 parksema-rwlock/loom,parksema-rwlock/broken_rwlock",
+                 parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
+                 parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-13/loom",
             ],
             Step::Shuttle => &[
                 "test",
@@ -140,10 +149,15 @@ impl Step {
                 "parksema-condvar",
                 "-p",
                 "parksema-rwlock",
+                "-p",
+                "parkcheck-parking-lot-0-12",
+                "-p",
+                "parkcheck-parking-lot-0-13",
                 "--features",
                 "parksema/shuttle,parksema/broken_sema,parkcheck/shuttle,parkcheck/unfaithful,\
                  parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
-                 parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock",
+                 parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock,\
+                 parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle",
             ],
             Step::Miri | Step::Tsan | Step::Mutants | Step::ModelMutants => &[],
         }

@@ -1,0 +1,234 @@
+//! What the generated modules import in place of `core`/`std` in the `use` lines that name
+//! atomics: `core` and `std` themselves, but for `sync::atomic`, which is the checker's under
+//! loom and shuttle.
+//!
+//! The checker's atomics cannot be built in a `const` (parking_lot's `RawMutex::INIT`, a
+//! `const`, holds an `AtomicU8`; `Once::new` and `Condvar::new` are `const fn`s). So each
+//! atomic here keeps its initial value and creates the checker's atomic from it on first use.
+//! Objects are built inside the model (never statics), so the checker's atomic belongs to
+//! the execution that uses it. The first use may be by a thread other than the one that
+//! built the object; its initial value is then the first store in the checker's history of
+//! it (a value every thread may read, as it could read the initializing store of a real
+//! atomic that was published to it).
+
+// Each generated file uses a few of these names; the rest are there so that any `use` of
+// `core` or `std` resolves as it would unshimmed.
+#![allow(
+    unused_imports,
+    dead_code,
+    reason = "the full API, of which each version's files use a part"
+)]
+
+pub mod core {
+    pub use ::core::*;
+    /// `core::sync`, with the checker's atomics.
+    pub mod sync {
+        pub use super::super::atomic;
+        pub use ::core::sync::*;
+    }
+}
+
+pub mod std {
+    pub use ::std::*;
+    /// `std::sync`, with the checker's atomics.
+    pub mod sync {
+        pub use super::super::atomic;
+        pub use ::std::sync::*;
+    }
+}
+
+/// The real build's atomics: std's.
+#[cfg(not(any(feature = "loom", feature = "shuttle")))]
+pub mod atomic {
+    pub use ::std::sync::atomic::*;
+}
+
+/// The checker's atomics, each created on first use from a `const`-built initial value.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub mod atomic {
+    #[cfg(feature = "loom")]
+    use loom::sync::atomic as checker;
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
+    use shuttle::sync::atomic as checker;
+
+    pub use checker::{Ordering, fence};
+    use std::sync::OnceLock;
+
+    macro_rules! lazy_atomic {
+        ($name:ident, $int:ty) => {
+            /// The checker's atomic of this name, created on first use.
+            pub struct $name {
+                init: $int,
+                inner: OnceLock<checker::$name>,
+            }
+
+            impl $name {
+                /// An atomic that starts at `value`.
+                pub const fn new(value: $int) -> Self {
+                    Self {
+                        init: value,
+                        inner: OnceLock::new(),
+                    }
+                }
+
+                fn get(&self) -> &checker::$name {
+                    self.inner.get_or_init(|| checker::$name::new(self.init))
+                }
+
+                pub fn load(&self, order: Ordering) -> $int {
+                    self.get().load(order)
+                }
+
+                pub fn store(&self, value: $int, order: Ordering) {
+                    self.get().store(value, order)
+                }
+
+                pub fn swap(&self, value: $int, order: Ordering) -> $int {
+                    self.get().swap(value, order)
+                }
+
+                pub fn compare_exchange(
+                    &self,
+                    current: $int,
+                    new: $int,
+                    success: Ordering,
+                    failure: Ordering,
+                ) -> Result<$int, $int> {
+                    self.get().compare_exchange(current, new, success, failure)
+                }
+
+                pub fn compare_exchange_weak(
+                    &self,
+                    current: $int,
+                    new: $int,
+                    success: Ordering,
+                    failure: Ordering,
+                ) -> Result<$int, $int> {
+                    self.get()
+                        .compare_exchange_weak(current, new, success, failure)
+                }
+
+                pub fn fetch_add(&self, value: $int, order: Ordering) -> $int {
+                    self.get().fetch_add(value, order)
+                }
+
+                pub fn fetch_sub(&self, value: $int, order: Ordering) -> $int {
+                    self.get().fetch_sub(value, order)
+                }
+
+                pub fn fetch_and(&self, value: $int, order: Ordering) -> $int {
+                    self.get().fetch_and(value, order)
+                }
+
+                pub fn fetch_or(&self, value: $int, order: Ordering) -> $int {
+                    self.get().fetch_or(value, order)
+                }
+
+                /// std's `try_update` (`fetch_update`): a load, then `compare_exchange_weak`
+                /// with what `f` makes of the value, until one succeeds or `f` says no.
+                pub fn try_update(
+                    &self,
+                    set_order: Ordering,
+                    fetch_order: Ordering,
+                    mut f: impl FnMut($int) -> Option<$int>,
+                ) -> Result<$int, $int> {
+                    let mut prev = self.load(fetch_order);
+                    while let Some(next) = f(prev) {
+                        match self.compare_exchange_weak(prev, next, set_order, fetch_order) {
+                            Ok(value) => return Ok(value),
+                            Err(actual) => prev = actual,
+                        }
+                    }
+                    Err(prev)
+                }
+
+                /// std's older name of [`Self::try_update`].
+                pub fn fetch_update(
+                    &self,
+                    set_order: Ordering,
+                    fetch_order: Ordering,
+                    f: impl FnMut($int) -> Option<$int>,
+                ) -> Result<$int, $int> {
+                    self.try_update(set_order, fetch_order, f)
+                }
+            }
+
+            impl ::core::fmt::Debug for $name {
+                fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                    f.debug_struct(stringify!($name)).finish_non_exhaustive()
+                }
+            }
+        };
+    }
+
+    lazy_atomic!(AtomicU8, u8);
+    lazy_atomic!(AtomicUsize, usize);
+
+    /// The checker's `AtomicPtr`, created on first use.
+    pub struct AtomicPtr<T> {
+        init: *mut T,
+        inner: OnceLock<checker::AtomicPtr<T>>,
+    }
+
+    // SAFETY: `init` is a pointer value that is only ever handed to the checker's
+    // `AtomicPtr`, which is `Send` and `Sync` for every `T`, as std's is; this type never
+    // dereferences it.
+    unsafe impl<T> Send for AtomicPtr<T> {}
+    // SAFETY: as for `Send`: shared access only reads `init` (a `Copy` value) once, inside
+    // `OnceLock::get_or_init`.
+    unsafe impl<T> Sync for AtomicPtr<T> {}
+
+    impl<T> AtomicPtr<T> {
+        /// An atomic pointer that starts at `value`.
+        pub const fn new(value: *mut T) -> Self {
+            Self {
+                init: value,
+                inner: OnceLock::new(),
+            }
+        }
+
+        fn get(&self) -> &checker::AtomicPtr<T> {
+            self.inner
+                .get_or_init(|| checker::AtomicPtr::new(self.init))
+        }
+
+        pub fn load(&self, order: Ordering) -> *mut T {
+            self.get().load(order)
+        }
+
+        pub fn store(&self, value: *mut T, order: Ordering) {
+            self.get().store(value, order)
+        }
+
+        pub fn swap(&self, value: *mut T, order: Ordering) -> *mut T {
+            self.get().swap(value, order)
+        }
+
+        pub fn compare_exchange(
+            &self,
+            current: *mut T,
+            new: *mut T,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<*mut T, *mut T> {
+            self.get().compare_exchange(current, new, success, failure)
+        }
+
+        pub fn compare_exchange_weak(
+            &self,
+            current: *mut T,
+            new: *mut T,
+            success: Ordering,
+            failure: Ordering,
+        ) -> Result<*mut T, *mut T> {
+            self.get()
+                .compare_exchange_weak(current, new, success, failure)
+        }
+    }
+
+    impl<T> ::core::fmt::Debug for AtomicPtr<T> {
+        fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+            f.debug_struct("AtomicPtr").finish_non_exhaustive()
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! parking_lot 0.12's locks (generated from their published source, on parkcheck's model of
+//! `parking_lot_core` 0.9) under loom or shuttle: `cargo test -p parkcheck-parking-lot-0-12
+//! --features loom` (or `shuttle`). The models are `../models.rs`; their sizes are below.
+
+#![cfg(any(feature = "loom", feature = "shuttle"))]
+
+#[path = "../../models.rs"]
+mod models;
+#[path = "../../runner.rs"]
+mod runner;
+
+use parkcheck_parking_lot_0_12 as pl;
+
+const VERSION: &str = "0.12.5";
+
+/// The park-table settings each model runs under: each fair timer, so that parking_lot
+/// 0.12's unlocks take both their paths (a fair handoff when `be_fair` is set, a plain
+/// unlock otherwise).
+const SETTINGS: &[(&str, parkcheck::Settings)] = &[
+    ("be_fair by the clock", fair(parkcheck::FairTimer::Clock)),
+    ("be_fair always", fair(parkcheck::FairTimer::Always)),
+    ("be_fair never", fair(parkcheck::FairTimer::Never)),
+];
+
+const fn fair(fair_timer: parkcheck::FairTimer) -> parkcheck::Settings {
+    let mut settings = parkcheck::Settings::DEFAULT;
+    settings.fair_timer = fair_timer;
+    settings
+}
+
+include!("../../tests.rs");

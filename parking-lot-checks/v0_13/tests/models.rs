@@ -1,0 +1,21 @@
+//! parking_lot 0.13's locks (generated from their published source, on parkcheck's model of
+//! `parking_lot_core` 0.10) under loom or shuttle: `cargo test -p parkcheck-parking-lot-0-13
+//! --features loom` (or `shuttle`). The models are `../models.rs`; their sizes are below.
+
+#![cfg(any(feature = "loom", feature = "shuttle"))]
+
+#[path = "../../models.rs"]
+mod models;
+#[path = "../../runner.rs"]
+mod runner;
+
+use parkcheck_parking_lot_0_13 as pl;
+
+const VERSION: &str = "0.13.0";
+
+/// The park-table settings each model runs under: the default (0.10 has no fair timer).
+const SETTINGS: &[(&str, parkcheck::Settings)] = &[("default settings", DEFAULT)];
+
+const DEFAULT: parkcheck::Settings = parkcheck::Settings::DEFAULT;
+
+include!("../../tests.rs");
