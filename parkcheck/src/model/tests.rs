@@ -1120,3 +1120,19 @@ fn fair_timers_are_per_bucket_and_0_10_leaves_them() {
         });
     }
 }
+
+/// The fair timer waits what the real one's xorshift gives from seed 1 (270 369, 634 689,
+/// 435 461 ns), due again only once the clock is strictly past the wait, as the real `>`.
+#[test]
+fn the_fair_timer_waits_as_the_real_generator() {
+    let start = Instant::now();
+    let mut timer = FairTimeout::new();
+    let mut at = start;
+    assert!(timer.should_timeout(at), "a new timer is due");
+    for wait in [270_369, 634_689, 435_461] {
+        let due = at + Duration::from_nanos(wait);
+        assert!(!timer.should_timeout(due), "not due at exactly {wait} ns");
+        at = due + Duration::from_nanos(1);
+        assert!(timer.should_timeout(at), "due 1 ns after {wait} ns");
+    }
+}

@@ -72,6 +72,8 @@ pub use raw_rwlock::{RawRwLock, RawRwLockRecursive};
 
 /// parking_lot's `Mutex`.
 pub type Mutex<T> = lock_api::Mutex<RawMutex, T>;
+/// parking_lot's `MutexGuard`.
+pub type MutexGuard<'a, T> = lock_api::MutexGuard<'a, RawMutex, T>;
 /// parking_lot's `FairMutex`.
 pub type FairMutex<T> = lock_api::Mutex<RawFairMutex, T>;
 /// parking_lot's `RwLock`.
