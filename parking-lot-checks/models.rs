@@ -7,8 +7,11 @@
 
 use std::time::Duration;
 
+use parkcheck::sync::Arc;
+
 use parkcheck::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
-use parkcheck::sync::{Arc, thread};
+
+use parkcheck::sync::thread;
 
 use crate::pl;
 

@@ -51,7 +51,9 @@ pub mod atomic {
     #[cfg(all(feature = "shuttle", not(feature = "loom")))]
     use shuttle::sync::atomic as checker;
 
-    pub use checker::{Ordering, fence};
+    pub use checker::Ordering;
+
+    pub use checker::fence;
     use std::sync::OnceLock;
 
     macro_rules! lazy_atomic {
