@@ -1,18 +1,47 @@
-//! The generation step of the parking_lot checks, shared by each version's `build.rs` and by
-//! its `generated` test: parking_lot's published source, found through `cargo metadata`,
-//! with its `use` lines rewritten and nothing else changed.
+//! The generation step of the parking_lot checks, shared by each crate's `build.rs` and by
+//! its `generated` test: the published source of the checked crates, found through `cargo
+//! metadata`, with its `use` lines rewritten and nothing else changed but listed patches.
 //!
 //! The rewrite: a `use` statement at the top level of a file (column 0) whose path starts at
 //! `core::` or `std::` and names an atomic gets the prefix `crate::shim::` (the checker's
-//! atomics, in a module that is `core`/`std` otherwise); one that starts at
-//! `parking_lot_core::` gets the prefix `crate::` (the crate's `parking_lot_core` is
-//! parkcheck's model of it). Every other line is the published line. The files' own
+//! atomics, in a module that is `core`/`std` otherwise); one whose path is
+//! `parking_lot_core` gets the prefix `crate::` (the crate's `parking_lot_core` is
+//! parkcheck's model of it); in a crate root compiled as a module (rsevents' `lib.rs`), one
+//! that starts at `crate::` gets that module's path after `crate::`. Every other line is the
+//! published line, except the whole-line patches each crate lists with their reasons
+//! (`src/patches.rs`), each asserted to apply exactly as many times as listed. The files' own
 //! `#[cfg(test)]` modules stay, inert: the generated library is never built as a test.
 
 #![allow(dead_code, reason = "each user takes the part it needs")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// One source file to generate: its path under the package's `src/`, the module it becomes,
+/// and whether it is a crate root compiled as that module (its `use crate::` lines then name
+/// the module).
+pub struct File {
+    pub path: &'static str,
+    pub module: &'static str,
+    pub root: bool,
+}
+
+/// One published package and the files taken from it.
+pub struct Source {
+    pub package: &'static str,
+    pub version: &'static str,
+    pub files: &'static [File],
+}
+
+/// A whole-line change beyond the `use` rewrite: in `file` (`package/path`), each line equal
+/// to `from` becomes `to`, `times` times in all; `why` is the reason.
+pub struct Patch {
+    pub file: &'static str,
+    pub from: &'static str,
+    pub to: &'static str,
+    pub times: usize,
+    pub why: &'static str,
+}
 
 /// The source directory of the package `name` at exactly `version` in the dependency graph
 /// of the manifest in `manifest_dir`, from `cargo metadata` (the package must be a
@@ -50,49 +79,97 @@ pub fn source_dir(manifest_dir: &Path, name: &str, version: &str) -> PathBuf {
         .to_path_buf()
 }
 
-/// How a top-level `use` statement is rewritten, if it is: the prefix put before its path.
-pub fn prefix_for(statement: &str) -> Option<&'static str> {
-    let path = statement
-        .strip_prefix("pub use ")
-        .or_else(|| statement.strip_prefix("use "))?;
-    if path.starts_with("parking_lot_core::") {
-        Some("crate::")
-    } else if (path.starts_with("core::") || path.starts_with("std::"))
-        && statement.contains("atomic")
-    {
-        Some("crate::shim::")
-    } else {
-        None
+/// A top-level `use` statement rewritten (the module docs say how), or `None` if it stays;
+/// `module` is the module a crate root is compiled as.
+pub fn rewrite(statement: &str, module: Option<&str>) -> Option<String> {
+    let (keyword, path) = match statement.strip_prefix("pub use ") {
+        Some(path) => ("pub use ", path),
+        None => ("use ", statement.strip_prefix("use ")?),
+    };
+    // (No `let` chains: the 0.12 crate's build script is edition 2021.)
+    let plc = path.strip_prefix("parking_lot_core");
+    if plc.is_some_and(|rest| {
+        rest.starts_with("::") || rest.starts_with(" as ") || rest.starts_with(';')
+    }) {
+        return Some(format!("{keyword}crate::{path}"));
     }
+    if (path.starts_with("core::") || path.starts_with("std::")) && statement.contains("atomic") {
+        return Some(format!("{keyword}crate::shim::{path}"));
+    }
+    if let (Some(module), Some(rest)) = (module, path.strip_prefix("crate::")) {
+        return Some(format!("{keyword}crate::{module}::{rest}"));
+    }
+    None
 }
 
-/// `source` with its top-level `use` statements rewritten (the module docs say how).
-pub fn generate(source: &str) -> String {
+/// `source` (the file `file`) with `patches` applied and its top-level `use` statements
+/// rewritten; `module` is the module a crate root is compiled as.
+pub fn generate(source: &str, file: &str, module: Option<&str>, patches: &[Patch]) -> String {
+    rewrite_uses(&patch(source, file, patches), module)
+}
+
+/// `source` with the whole-line `patches` of `file` applied, each asserted to apply exactly
+/// as many times as it says.
+pub fn patch(source: &str, file: &str, patches: &[Patch]) -> String {
+    let mut out = String::with_capacity(source.len());
+    let mut applied = vec![0; patches.len()];
+    for line in source.split_inclusive('\n') {
+        let text = line.trim_end_matches('\n');
+        match patches
+            .iter()
+            .position(|p| p.file == file && p.from == text)
+        {
+            Some(i) => {
+                applied[i] += 1;
+                out.push_str(patches[i].to);
+                out.push_str(&line[text.len()..]);
+            }
+            None => out.push_str(line),
+        }
+    }
+    for (p, n) in patches.iter().zip(applied) {
+        if p.file == file {
+            assert_eq!(
+                n, p.times,
+                "{file}: the patch of {:?} applied {n} times",
+                p.from
+            );
+        }
+    }
+    out
+}
+
+/// `source` with its `use` statements rewritten (line for line: a statement keeps its lines,
+/// the prefix goes into its first). Top-level statements get every rule; an indented one (in
+/// an inline module) only a crate root's `crate::` rule, since the other indented ones are
+/// the files' own test modules, which stay as published.
+fn rewrite_uses(source: &str, module: Option<&str>) -> String {
     let lines: Vec<&str> = source.split_inclusive('\n').collect();
     let mut out = String::with_capacity(source.len() + 256);
     let mut i = 0;
     while i < lines.len() {
-        let line = lines[i];
-        if !(line.starts_with("use ") || line.starts_with("pub use ")) {
-            out.push_str(line);
+        let text = lines[i].trim_start();
+        if !(text.starts_with("use ") || text.starts_with("pub use ")) {
+            out.push_str(lines[i]);
             i += 1;
             continue;
         }
-        // The statement runs to the line that ends it.
+        let indent = &lines[i][..lines[i].len() - text.len()];
         let start = i;
         while !lines[i].trim_end().ends_with(';') {
             i += 1;
         }
         let statement: String = lines[start..=i].concat();
-        match prefix_for(&statement) {
-            Some(prefix) => {
-                let (keyword, path) = statement
-                    .split_once("use ")
-                    .expect("a use statement has `use `");
-                out.push_str(keyword);
-                out.push_str("use ");
-                out.push_str(prefix);
-                out.push_str(path);
+        let new = rewrite(statement.trim_start(), module).filter(|new| {
+            indent.is_empty()
+                || new.contains("crate::")
+                    && !new.contains("crate::shim::")
+                    && !new.contains("crate::parking_lot_core")
+        });
+        match new {
+            Some(new) => {
+                out.push_str(indent);
+                out.push_str(&new);
             }
             None => out.push_str(&statement),
         }
@@ -101,37 +178,46 @@ pub fn generate(source: &str) -> String {
     out
 }
 
-/// The build script's work: generates each of `files` of `name` `version` into `OUT_DIR`,
-/// and writes `modules.rs` there (each file as a module of the crate, by its absolute path)
-/// and `sources.rs` (each file's published path, for the `generated` test).
-pub fn build(name: &str, version: &str, files: &[&str]) {
+/// The build script's work: generates each file of `sources` into `OUT_DIR` (as
+/// `package/path`, with `patches` applied), and writes `modules.rs` there (each file as a
+/// module of the crate, by its absolute path) and `sources.rs` (each file's name, published
+/// path and, for a crate root, its module: for the `generated` test).
+pub fn build(sources: &[Source], patches: &[Patch]) {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
-    let src = source_dir(&manifest_dir, name, version).join("src");
     let mut modules = String::new();
-    let mut sources = String::from(
-        "/// Each generated file's published source.\npub(crate) const SOURCES: &[(&str, &str)] = &[\n",
+    let mut listed = String::from(
+        "/// Each generated file: its name, its published source, and for a crate root the \
+         module it becomes.\npub(crate) const SOURCES: &[(&str, &str, Option<&str>)] = &[\n",
     );
-    for file in files {
-        let original = src.join(file);
-        let text = std::fs::read_to_string(&original)
-            .unwrap_or_else(|e| panic!("{}: {e}", original.display()));
-        let generated = out_dir.join(file);
-        std::fs::write(&generated, generate(&text)).expect("OUT_DIR is writable");
-        let module = file.trim_end_matches(".rs");
-        modules.push_str(&format!(
-            "#[path = {:?}]\n#[allow(warnings, clippy::all, clippy::pedantic, reason = \"published source, unchanged but for its use lines\")]\nmod {module};\n",
-            generated.display().to_string()
-        ));
-        sources.push_str(&format!(
-            "    ({file:?}, {:?}),\n",
-            original.display().to_string()
-        ));
-        println!("cargo::rerun-if-changed={}", original.display());
+    for source in sources {
+        let src = source_dir(&manifest_dir, source.package, source.version).join("src");
+        std::fs::create_dir_all(out_dir.join(source.package)).expect("OUT_DIR is writable");
+        for file in source.files {
+            let original = src.join(file.path);
+            let text = std::fs::read_to_string(&original)
+                .unwrap_or_else(|e| panic!("{}: {e}", original.display()));
+            let name = format!("{}/{}", source.package, file.path);
+            let root = file.root.then_some(file.module);
+            let generated = out_dir.join(&name);
+            std::fs::write(&generated, generate(&text, &name, root, patches))
+                .expect("OUT_DIR is writable");
+            modules.push_str(&format!(
+                "#[path = {:?}]\n#[allow(warnings, clippy::all, clippy::pedantic, reason = \"published source\")]\nmod {};\n",
+                generated.display().to_string(),
+                file.module
+            ));
+            listed.push_str(&format!(
+                "    ({name:?}, {:?}, {root:?}),\n",
+                original.display().to_string()
+            ));
+            println!("cargo::rerun-if-changed={}", original.display());
+        }
     }
-    sources.push_str("];\n");
+    listed.push_str("];\n");
     std::fs::write(out_dir.join("modules.rs"), modules).expect("OUT_DIR is writable");
-    std::fs::write(out_dir.join("sources.rs"), sources).expect("OUT_DIR is writable");
+    std::fs::write(out_dir.join("sources.rs"), listed).expect("OUT_DIR is writable");
     println!("cargo::rerun-if-changed=build.rs");
+    println!("cargo::rerun-if-changed=src/patches.rs");
     println!("cargo::rerun-if-changed=../gen.rs");
 }

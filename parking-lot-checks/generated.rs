@@ -1,6 +1,8 @@
-// The test that the generated modules are parking_lot's published source with only their
-// `use` lines changed, shared by both versions' `tests/generated.rs` (each lists, in
-// `CHANGED`, how many lines of each file the rewrite changes).
+// The test that the generated modules are the published source with only their `use` lines
+// rewritten and the listed patches applied, shared by both crates' `tests/generated.rs`
+// (each lists, in `CHANGED`, how many lines of each file the rewrite changes, and includes
+// its `src/patches.rs`). The rewrite is checked here against rules of its own, not by
+// running the generator again.
 
 include!(concat!(env!("OUT_DIR"), "/sources.rs"));
 
@@ -9,45 +11,79 @@ include!(concat!(env!("OUT_DIR"), "/sources.rs"));
 const REWRITES: &[(&str, &str)] = &[
     ("crate::shim::", "core::"),
     ("crate::shim::", "std::"),
-    ("crate::", "parking_lot_core::"),
+    ("crate::", "parking_lot_core"),
 ];
 
-/// Whether `generated` is `published` with one allowed rewrite.
-fn is_use_rewrite(published: &str, generated: &str) -> bool {
+/// Whether `generated` is `published` with one allowed rewrite (`root`: the module a crate
+/// root is compiled as, whose `use crate::` lines name it).
+fn is_use_rewrite(published: &str, generated: &str, root: Option<&str>) -> bool {
+    let nested = root.map(|m| format!("crate::{m}::"));
+    let rules = REWRITES
+        .iter()
+        .map(|&(prefix, path)| (prefix.to_string(), path))
+        .chain(nested.map(|n| (n, "")));
+    let rules: Vec<_> = rules.collect();
     ["use ", "pub use "].iter().any(|keyword| {
-        REWRITES.iter().any(|(prefix, path)| {
-            published.starts_with(&format!("{keyword}{path}"))
-                && generated.strip_prefix(&format!("{keyword}{prefix}"))
-                    == published.strip_prefix(keyword)
+        rules.iter().any(|(prefix, path)| {
+            let Some(old) = published.strip_prefix(keyword) else {
+                return false;
+            };
+            let new = generated.strip_prefix(&format!("{keyword}{prefix}"));
+            let root_rule = path.is_empty();
+            let (old, expected_path) = if root_rule {
+                (old.strip_prefix("crate::").unwrap_or("\u{0}"), "")
+            } else {
+                (old, *path)
+            };
+            old.starts_with(expected_path) && new == Some(old)
         })
     })
 }
 
 #[test]
-fn generated_files_differ_from_the_published_source_only_in_use_lines() {
+fn generated_files_differ_from_the_published_source_only_as_listed() {
     let out_dir = std::path::Path::new(env!("OUT_DIR"));
     assert_eq!(
-        SOURCES.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        SOURCES.iter().map(|(f, _, _)| *f).collect::<Vec<_>>(),
         CHANGED.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
         "the files generated are the files listed in CHANGED"
     );
-    for (&(file, published), &(_, expected)) in SOURCES.iter().zip(CHANGED) {
+    for (&(file, published, root), &(_, expected)) in SOURCES.iter().zip(CHANGED) {
         let published = std::fs::read_to_string(published).unwrap();
         let generated = std::fs::read_to_string(out_dir.join(file)).unwrap();
-        let (old, new): (Vec<_>, Vec<_>) = (published.lines().collect(), generated.lines().collect());
-        assert_eq!(old.len(), new.len(), "{file}: the rewrite adds or removes lines");
-        let mut changed = 0;
+        let old: Vec<_> = published.lines().collect();
+        let new: Vec<_> = generated.lines().collect();
+        assert_eq!(old.len(), new.len(), "{file}: lines added or removed");
+        let mut rewritten = 0;
+        let mut patched = vec![0; PATCHES.len()];
         for (n, (a, b)) in old.iter().zip(&new).enumerate() {
-            if a != b {
+            if a == b {
+                continue;
+            }
+            let patch = PATCHES
+                .iter()
+                .position(|p| p.file == file && p.from == *a && p.to == *b);
+            if let Some(i) = patch {
+                patched[i] += 1;
+            } else {
+                // An indented statement keeps its indentation.
+                let indent = a.len() - a.trim_start().len();
                 assert!(
-                    is_use_rewrite(a, b),
-                    "{file}:{}: a change that is not a use line's rewrite:\n  published: {a}\n  generated: {b}",
+                    a[..indent] == b[..indent.min(b.len())]
+                        && is_use_rewrite(&a[indent..], &b[indent..], root),
+                    "{file}:{}: a change that is neither a use line's rewrite nor a listed \
+                     patch:\n  published: {a}\n  generated: {b}",
                     n + 1
                 );
-                changed += 1;
+                rewritten += 1;
             }
         }
-        assert_eq!(changed, expected, "{file}: use lines rewritten");
+        assert_eq!(rewritten, expected, "{file}: use lines rewritten");
+        for (p, n) in PATCHES.iter().zip(patched) {
+            if p.file == file {
+                assert_eq!(n, p.times, "{file}: {:?} patched {n} times ({})", p.from, p.why);
+            }
+        }
     }
 }
 
@@ -55,12 +91,28 @@ fn generated_files_differ_from_the_published_source_only_in_use_lines() {
 fn the_rewrite_check_rejects_other_changes() {
     assert!(is_use_rewrite(
         "use core::sync::atomic::{AtomicU8, Ordering};",
-        "use crate::shim::core::sync::atomic::{AtomicU8, Ordering};"
+        "use crate::shim::core::sync::atomic::{AtomicU8, Ordering};",
+        None
     ));
-    assert!(!is_use_rewrite("let x = 1;", "let x = 2;"));
+    assert!(is_use_rewrite(
+        "use parking_lot_core as plc;",
+        "use crate::parking_lot_core as plc;",
+        None
+    ));
+    assert!(is_use_rewrite(
+        "    use crate::{Awaitable, AwaitableError};".trim_start(),
+        "use crate::rsevents::{Awaitable, AwaitableError};",
+        Some("rsevents")
+    ));
+    assert!(!is_use_rewrite("let x = 1;", "let x = 2;", None));
     assert!(!is_use_rewrite(
         "use core::sync::atomic::{AtomicU8, Ordering};",
-        "use crate::shim::core::sync::atomic::{AtomicU16, Ordering};"
+        "use crate::shim::core::sync::atomic::{AtomicU16, Ordering};",
+        None
     ));
-    assert!(!is_use_rewrite("use lock_api::RawMutex;", "use crate::lock_api::RawMutex;"));
+    assert!(!is_use_rewrite(
+        "use lock_api::RawMutex;",
+        "use crate::lock_api::RawMutex;",
+        None
+    ));
 }

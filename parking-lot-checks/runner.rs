@@ -48,7 +48,7 @@ fn check_one(name: &str, what: &str, bound: Option<usize>, schedules: usize, bod
         ("schedules", format!("{schedules} random + {schedules} PCT"))
     };
     println!(
-        "parking_lot {} {name} ({what}): {detail}, {} {unit}, {:.2} s",
+        "{} {name} ({what}): {detail}, {} {unit}, {:.2} s",
         crate::VERSION,
         STARTED.with(StdCell::get),
         start.elapsed().as_secs_f64()

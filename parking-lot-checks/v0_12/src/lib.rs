@@ -1,7 +1,9 @@
-//! parking_lot 0.12's raw locks, condition variable and `Once`, compiled from the published
-//! source of parking_lot 0.12.5 with two changes made by the build script (`../gen.rs`):
-//! their atomics are the checker's (`shim.rs`) and their `parking_lot_core` (0.9) is
-//! parkcheck's model of it (`parkcheck::v0_9`). Without a checker feature they are
+//! parking_lot 0.12's raw locks, condition variable and `Once`, and rsevents 0.3's events,
+//! compiled from the published source of parking_lot 0.12.5 and rsevents 0.3.1 with two
+//! changes made by the build script (`../gen.rs`): their atomics are the checker's
+//! (`shim.rs`) and their `parking_lot_core` (0.9) is parkcheck's model of it
+//! (`parkcheck::v0_9`); rsevents' crate root, compiled as the module `rsevents`, also has
+//! its `use crate::` lines pointed there and the two patches of `src/patches.rs`. Without a checker feature they are
 //! parking_lot's own code on the real crate and std's atomics. What the files take from the
 //! rest of their crate is written out here.
 
@@ -98,6 +100,7 @@ pub use once::{Once, OnceState};
 pub use raw_fair_mutex::RawFairMutex;
 pub use raw_mutex::RawMutex;
 pub use raw_rwlock::RawRwLock;
+pub use rsevents::{AutoResetEvent, Awaitable, EventState, ManualResetEvent};
 
 /// parking_lot's `Mutex`.
 pub type Mutex<T> = lock_api::Mutex<RawMutex, T>;

@@ -11,7 +11,7 @@ mod runner;
 
 use parkcheck_parking_lot_0_12 as pl;
 
-const VERSION: &str = "0.12.5";
+const VERSION: &str = "parking_lot 0.12.5";
 
 /// The park-table settings each model runs under: each fair timer, so that parking_lot
 /// 0.12's unlocks take both their paths (a fair handoff when `be_fair` is set, a plain

@@ -1,15 +1,23 @@
 //! The generated modules are parking_lot's published source with only their `use` lines
-//! changed (`../generated.rs`).
+//! rewritten (`../generated.rs`).
 
 /// How many lines of each generated file the rewrite changes (a change here is a change in
 /// the published source, to be read before it is checked).
 const CHANGED: &[(&str, usize)] = &[
-    ("raw_mutex.rs", 2),
-    ("raw_fair_mutex.rs", 0),
-    ("raw_rwlock.rs", 2),
-    ("raw_condvar.rs", 2),
-    ("condvar.rs", 0),
-    ("once.rs", 2),
+    ("parking_lot/raw_mutex.rs", 2),
+    ("parking_lot/raw_fair_mutex.rs", 0),
+    ("parking_lot/raw_rwlock.rs", 2),
+    ("parking_lot/raw_condvar.rs", 2),
+    ("parking_lot/condvar.rs", 0),
+    ("parking_lot/once.rs", 2),
 ];
+
+#[path = "../../gen.rs"]
+#[allow(dead_code, reason = "only `Patch` is used here")]
+mod generate;
+
+use generate::Patch;
+
+include!("../src/patches.rs");
 
 include!("../../generated.rs");

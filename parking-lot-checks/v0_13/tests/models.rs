@@ -11,7 +11,7 @@ mod runner;
 
 use parkcheck_parking_lot_0_13 as pl;
 
-const VERSION: &str = "0.13.0";
+const VERSION: &str = "parking_lot 0.13.0";
 
 /// The park-table settings each model runs under: the default (0.10 has no fair timer).
 const SETTINGS: &[(&str, parkcheck::Settings)] = &[("default settings", DEFAULT)];
