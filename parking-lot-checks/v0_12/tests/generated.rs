@@ -13,7 +13,6 @@ const CHANGED: &[(&str, usize)] = &[
 ];
 
 #[path = "../../gen.rs"]
-#[allow(dead_code, reason = "only `Patch` is used here")]
 mod generate;
 
 use generate::Patch;
