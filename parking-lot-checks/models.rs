@@ -110,6 +110,7 @@ fn hands_over<R: lock_api::RawMutexFair + Send + Sync + 'static>(plain_unlock_is
         lock_api::Mutex::<R, ()>::new(()),
         AtomicBool::new(false),
         AtomicBool::new(false),
+        Cell::new(),
     ));
     touch(shared.0.is_locked());
     let held = shared.0.lock();
@@ -118,11 +119,15 @@ fn hands_over<R: lock_api::RawMutexFair + Send + Sync + 'static>(plain_unlock_is
         thread::spawn(move || {
             for flag in [&shared.1, &shared.2] {
                 let _held = shared.0.lock();
+                // What the holder wrote before handing over (a handoff takes no atomic
+                // step on the lock: only the park table orders the two).
+                shared.3.bump();
                 flag.store(true, SeqCst);
             }
         })
     };
     wait_parked(key(&shared.0), 1);
+    shared.3.bump();
     if plain_unlock_is_fair {
         drop(held);
     } else {
@@ -163,23 +168,32 @@ pub(crate) fn fair_mutex_hands_over() {
 /// lets go, and no thread is left parked on it.
 pub(crate) fn try_lock_for_takes_nothing() {
     const WAIT: Duration = Duration::from_millis(10);
-    let shared = Arc::new(pl::Mutex::new(()));
-    touch(shared.is_locked());
-    let held = shared.lock();
+    let shared = Arc::new((pl::Mutex::new(()), Cell::new()));
+    touch(shared.0.is_locked());
+    let held = shared.0.lock();
     let timed = {
         let shared = Arc::clone(&shared);
-        thread::spawn(move || shared.try_lock_for(WAIT).is_some())
+        thread::spawn(move || {
+            let got = shared.0.try_lock_for(WAIT);
+            // Read only if the lock was taken: then it is ordered after the holder's write.
+            got.map(|_held| shared.1.get())
+        })
     };
     let clock = thread::spawn(|| parkcheck::advance_clock(WAIT));
+    shared.1.bump();
     clock.join().unwrap();
     drop(held);
-    timed.join().unwrap();
+    let seen = timed.join().unwrap();
     assert!(
-        !shared.is_locked() && parkcheck::parked(key(&*shared)) == 0,
+        seen.is_none_or(|v| v == 1),
+        "try_lock_for that takes the lock sees the holder's write: it saw {seen:?}"
+    );
+    assert!(
+        !shared.0.is_locked() && parkcheck::parked(key(&shared.0)) == 0,
         "a timed-out try_lock_for takes nothing: the lock is held or a thread is parked after it"
     );
     assert!(
-        shared.try_lock().is_some(),
+        shared.0.try_lock().is_some(),
         "a timed-out try_lock_for takes nothing: the lock is taken"
     );
 }
@@ -247,9 +261,10 @@ pub(crate) fn rwlock_upgradable_exclusive() {
 
 /// No notify is lost across `notify_all`'s requeue: two waiters wait for a flag under the
 /// mutex; the main thread sets it and notifies all while it holds the mutex (so the waiters
-/// are requeued onto the mutex, not woken); both return.
+/// are requeued onto the mutex, not woken); both return and see what the main thread wrote
+/// under the mutex.
 pub(crate) fn condvar_notify_all_requeue() {
-    let shared = Arc::new((pl::Mutex::new(false), pl::Condvar::new()));
+    let shared = Arc::new((pl::Mutex::new(false), pl::Condvar::new(), Cell::new()));
     touch((shared.0.is_locked(), shared.1.notify_one()));
     let waiters: Vec<_> = (0..2)
         .map(|_| {
@@ -259,11 +274,17 @@ pub(crate) fn condvar_notify_all_requeue() {
                 while !*ready {
                     shared.1.wait(&mut ready);
                 }
+                assert_eq!(
+                    shared.2.get(),
+                    1,
+                    "a woken waiter sees the notifier's write"
+                );
             })
         })
         .collect();
     {
         let mut ready = shared.0.lock();
+        shared.2.bump();
         *ready = true;
         shared.1.notify_all();
     }
@@ -272,20 +293,40 @@ pub(crate) fn condvar_notify_all_requeue() {
     }
 }
 
-/// No notify is lost by `notify_one`: a waiter and a notifier; the waiter returns.
+/// No notify is lost by `notify_one`: the waiter is inside `wait` (it said so under the
+/// mutex, which the notifier then takes) when the notifier sets the flag and notifies; the
+/// waiter returns and sees the notifier's write.
 pub(crate) fn condvar_notify_one() {
-    let shared = Arc::new((pl::Mutex::new(false), pl::Condvar::new()));
+    let shared = Arc::new((
+        pl::Mutex::new(false),
+        pl::Condvar::new(),
+        Cell::new(),
+        AtomicBool::new(false),
+    ));
     touch((shared.0.is_locked(), shared.1.notify_one()));
     let waiter = {
         let shared = Arc::clone(&shared);
         thread::spawn(move || {
             let mut ready = shared.0.lock();
+            shared.3.store(true, SeqCst);
             while !*ready {
                 shared.1.wait(&mut ready);
             }
+            assert_eq!(
+                shared.2.get(),
+                1,
+                "a woken waiter sees the notifier's write"
+            );
         })
     };
-    *shared.0.lock() = true;
+    while !shared.3.load(SeqCst) {
+        thread::yield_now();
+    }
+    {
+        let mut ready = shared.0.lock();
+        shared.2.bump();
+        *ready = true;
+    }
     shared.1.notify_one();
     waiter.join().unwrap();
 }
@@ -311,4 +352,101 @@ pub(crate) fn once_runs_once() {
     for h in handles {
         h.join().unwrap();
     }
+}
+
+/// A timed read that times out takes nothing: a writer holds the lock, a reader tries for
+/// 10 ms, a thread moves the clock past it; if the reader got the lock it sees the writer's
+/// write; afterwards the lock is free and nobody is parked on it.
+pub(crate) fn rwlock_timed_read_takes_nothing() {
+    const WAIT: Duration = Duration::from_millis(10);
+    let shared = Arc::new((pl::RwLock::new(()), Cell::new()));
+    touch(shared.0.is_locked());
+    let held = shared.0.write();
+    let reader = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || shared.0.try_read_for(WAIT).map(|_held| shared.1.get()))
+    };
+    let clock = thread::spawn(|| parkcheck::advance_clock(WAIT));
+    shared.1.bump();
+    drop(held);
+    clock.join().unwrap();
+    let seen = reader.join().unwrap();
+    assert!(
+        seen.is_none_or(|v| v == 1),
+        "a try_read_for that takes the lock sees the writer's write: it saw {seen:?}"
+    );
+    assert!(
+        !shared.0.is_locked() && parkcheck::parked(key(&shared.0)) == 0,
+        "a timed-out try_read_for takes nothing: the lock is held or a thread is parked"
+    );
+    assert!(
+        shared.0.try_write().is_some(),
+        "a timed-out try_read_for takes nothing: the lock is taken"
+    );
+}
+
+/// A recursive read is granted while a writer waits, where the thread already reads (a
+/// plain read would queue behind the writer, which waits for this thread's read: a
+/// deadlock); the writer then gets the lock once both reads end.
+pub(crate) fn rwlock_recursive_read_passes_a_waiting_writer() {
+    let shared = Arc::new((crate::RecursiveLock::new(()), Cell::new()));
+    touch(shared.0.is_locked());
+    let first = crate::read_recursive(&shared.0);
+    let writer = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            let _held = shared.0.write();
+            shared.1.bump();
+        })
+    };
+    // A writer that has set its bit waits for the readers to leave on the lock's second
+    // key, its address + 1 (parking_lot's `wait_for_readers`).
+    wait_parked(key(&shared.0) + 1, 1);
+    let second = crate::read_recursive(&shared.0);
+    assert_eq!(shared.1.get(), 0, "no write while this thread reads");
+    drop(second);
+    drop(first);
+    writer.join().unwrap();
+    let _held = shared.0.write();
+    assert_eq!(
+        shared.1.get(),
+        1,
+        "the waiting writer wrote once the reads ended"
+    );
+}
+
+/// `wait_for` returns with the mutex held, after a timeout as after a notify: a waiter waits
+/// for a flag with a 10 ms limit while a thread moves the clock past it and the main thread
+/// sets the flag and notifies; the waiter then writes under the mutex.
+pub(crate) fn condvar_wait_for_returns_with_the_lock() {
+    const WAIT: Duration = Duration::from_millis(10);
+    let shared = Arc::new((pl::Mutex::new(false), pl::Condvar::new(), Cell::new()));
+    touch((shared.0.is_locked(), shared.1.notify_one()));
+    let waiter = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            let mut ready = shared.0.lock();
+            while !*ready {
+                if shared.1.wait_for(&mut ready, WAIT).timed_out() {
+                    break;
+                }
+            }
+            shared.2.bump();
+        })
+    };
+    let clock = thread::spawn(|| parkcheck::advance_clock(WAIT));
+    {
+        let mut ready = shared.0.lock();
+        shared.2.bump();
+        *ready = true;
+    }
+    shared.1.notify_one();
+    clock.join().unwrap();
+    waiter.join().unwrap();
+    let _held = shared.0.lock();
+    assert_eq!(
+        shared.2.get(),
+        2,
+        "wait_for returns with the lock: a write was lost"
+    );
 }

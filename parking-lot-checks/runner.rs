@@ -16,6 +16,29 @@ pub(crate) fn check(name: &str, bound: Option<usize>, schedules: usize, body: fn
     }
 }
 
+/// Runs `body` under a deliberate flaw (`flaw` wraps the run: the relaxed atomics, or an
+/// unfaithful park table) and returns the failure's message, `None` if every execution or
+/// schedule passed.
+pub(crate) fn failure_under(
+    name: &str,
+    bound: Option<usize>,
+    schedules: usize,
+    body: fn(),
+    flaw: impl FnOnce(&mut dyn FnMut()),
+) -> Option<String> {
+    let mut outcome = None;
+    flaw(&mut || {
+        let run = std::panic::catch_unwind(|| check_one(name, "flawed", bound, schedules, body));
+        outcome = Some(run.err().map(|p| {
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_default()
+        }));
+    });
+    outcome.expect("the flaw runs the model")
+}
+
 /// Runs `body` under this build's checker: loom with `bound` preemptions (`None`:
 /// unbounded), or shuttle's random and PCT (depth 3) schedulers, `schedules` each. Prints
 /// the model's size and time.

@@ -53,8 +53,45 @@ pub mod atomic {
 
     pub use checker::Ordering;
 
-    pub use checker::fence;
+    use std::cell::Cell;
     use std::sync::OnceLock;
+
+    std::thread_local! {
+        /// Whether the deliberate flaw of [`with_relaxed_orderings`] is on (for the run on this
+        /// OS thread: the checkers run every model thread on the one that called them).
+        static RELAXED: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f` (a checker run) with a deliberate flaw in every shimmed atomic: each ordering
+    /// is `Relaxed` and each fence is dropped, as if the checked code had none. For showing
+    /// that a model catches missing orderings (loom's race report on its plain cell); never
+    /// for checking code.
+    pub fn with_relaxed_orderings<R>(f: impl FnOnce() -> R) -> R {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                RELAXED.with(|r| r.set(self.0));
+            }
+        }
+        let _restore = Restore(RELAXED.with(|r| r.replace(true)));
+        f()
+    }
+
+    /// `order`, or `Relaxed` under [`with_relaxed_orderings`].
+    fn ord(order: Ordering) -> Ordering {
+        if RELAXED.with(Cell::get) {
+            Ordering::Relaxed
+        } else {
+            order
+        }
+    }
+
+    /// The checker's fence, dropped under [`with_relaxed_orderings`].
+    pub fn fence(order: Ordering) {
+        if !RELAXED.with(Cell::get) {
+            checker::fence(order);
+        }
+    }
 
     macro_rules! lazy_atomic {
         ($name:ident, $int:ty) => {
@@ -78,15 +115,15 @@ pub mod atomic {
                 }
 
                 pub fn load(&self, order: Ordering) -> $int {
-                    self.get().load(order)
+                    self.get().load(ord(order))
                 }
 
                 pub fn store(&self, value: $int, order: Ordering) {
-                    self.get().store(value, order)
+                    self.get().store(value, ord(order))
                 }
 
                 pub fn swap(&self, value: $int, order: Ordering) -> $int {
-                    self.get().swap(value, order)
+                    self.get().swap(value, ord(order))
                 }
 
                 pub fn compare_exchange(
@@ -96,7 +133,8 @@ pub mod atomic {
                     success: Ordering,
                     failure: Ordering,
                 ) -> Result<$int, $int> {
-                    self.get().compare_exchange(current, new, success, failure)
+                    self.get()
+                        .compare_exchange(current, new, ord(success), ord(failure))
                 }
 
                 pub fn compare_exchange_weak(
@@ -107,23 +145,23 @@ pub mod atomic {
                     failure: Ordering,
                 ) -> Result<$int, $int> {
                     self.get()
-                        .compare_exchange_weak(current, new, success, failure)
+                        .compare_exchange_weak(current, new, ord(success), ord(failure))
                 }
 
                 pub fn fetch_add(&self, value: $int, order: Ordering) -> $int {
-                    self.get().fetch_add(value, order)
+                    self.get().fetch_add(value, ord(order))
                 }
 
                 pub fn fetch_sub(&self, value: $int, order: Ordering) -> $int {
-                    self.get().fetch_sub(value, order)
+                    self.get().fetch_sub(value, ord(order))
                 }
 
                 pub fn fetch_and(&self, value: $int, order: Ordering) -> $int {
-                    self.get().fetch_and(value, order)
+                    self.get().fetch_and(value, ord(order))
                 }
 
                 pub fn fetch_or(&self, value: $int, order: Ordering) -> $int {
-                    self.get().fetch_or(value, order)
+                    self.get().fetch_or(value, ord(order))
                 }
 
                 /// std's `try_update` (`fetch_update`): a load, then `compare_exchange_weak`
@@ -195,15 +233,15 @@ pub mod atomic {
         }
 
         pub fn load(&self, order: Ordering) -> *mut T {
-            self.get().load(order)
+            self.get().load(ord(order))
         }
 
         pub fn store(&self, value: *mut T, order: Ordering) {
-            self.get().store(value, order)
+            self.get().store(value, ord(order))
         }
 
         pub fn swap(&self, value: *mut T, order: Ordering) -> *mut T {
-            self.get().swap(value, order)
+            self.get().swap(value, ord(order))
         }
 
         pub fn compare_exchange(
@@ -213,7 +251,8 @@ pub mod atomic {
             success: Ordering,
             failure: Ordering,
         ) -> Result<*mut T, *mut T> {
-            self.get().compare_exchange(current, new, success, failure)
+            self.get()
+                .compare_exchange(current, new, ord(success), ord(failure))
         }
 
         pub fn compare_exchange_weak(
@@ -224,7 +263,7 @@ pub mod atomic {
             failure: Ordering,
         ) -> Result<*mut T, *mut T> {
             self.get()
-                .compare_exchange_weak(current, new, success, failure)
+                .compare_exchange_weak(current, new, ord(success), ord(failure))
         }
     }
 

@@ -136,7 +136,8 @@ impl Step {
                 "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
                  parksema-condvar/loom,parksema-condvar/broken_condvar,\
                  parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
-                 parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-13/loom",
+                 parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-12/unfaithful,\
+                 parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful",
             ],
             Step::Shuttle => &[
                 "test",

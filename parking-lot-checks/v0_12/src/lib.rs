@@ -16,6 +16,12 @@ use parkcheck::v0_9 as parking_lot_core;
 
 include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
+/// The deliberate flaw the models are shown to catch: every shimmed atomic `Relaxed`, every
+/// fence dropped, for the run `f` makes (`shim.rs`). Never for checking code.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+#[doc(hidden)]
+pub use shim::atomic::with_relaxed_orderings;
+
 /// What parking_lot's `util` module gives the files.
 mod util {
     use std::time::{Duration, Instant};

@@ -28,4 +28,12 @@ const fn fair(fair_timer: parkcheck::FairTimer) -> parkcheck::Settings {
     settings
 }
 
+/// The lock a recursive read is taken on: 0.12's `RwLock`, by `read_recursive`.
+type RecursiveLock = pl::RwLock<()>;
+
+/// A recursive read of `lock`.
+fn read_recursive(lock: &RecursiveLock) -> lock_api::RwLockReadGuard<'_, pl::RawRwLock, ()> {
+    lock.read_recursive()
+}
+
 include!("../../tests.rs");

@@ -18,4 +18,15 @@ const SETTINGS: &[(&str, parkcheck::Settings)] = &[("default settings", DEFAULT)
 
 const DEFAULT: parkcheck::Settings = parkcheck::Settings::DEFAULT;
 
+/// The lock a recursive read is taken on: 0.13's `RawRwLockRecursive` (0.13 makes recursion
+/// a type of lock, where 0.12 had a method).
+type RecursiveLock = lock_api::RwLock<pl::RawRwLockRecursive, ()>;
+
+/// A recursive read of `lock`.
+fn read_recursive(
+    lock: &RecursiveLock,
+) -> lock_api::RwLockReadGuard<'_, pl::RawRwLockRecursive, ()> {
+    lock.read()
+}
+
 include!("../../tests.rs");
