@@ -19,6 +19,7 @@ pub(crate) fn check(name: &str, bound: Option<usize>, schedules: usize, body: fn
 /// Runs `body` under a deliberate flaw (`flaw` wraps the run: the relaxed atomics, or an
 /// unfaithful park table) and returns the failure's message, `None` if every execution or
 /// schedule passed.
+#[allow(dead_code, reason = "the lock models' catches use it, under loom only")]
 pub(crate) fn failure_under(
     name: &str,
     bound: Option<usize>,
