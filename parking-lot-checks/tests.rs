@@ -18,6 +18,17 @@ macro_rules! models {
     };
 }
 
+/// The recursive-read model, whose recursive read each version's `tests/models.rs` supplies.
+#[test]
+fn rwlock_recursive_read_passes_a_waiting_writer() {
+    runner::check(
+        "rwlock_recursive_read_passes_a_waiting_writer",
+        Some(3),
+        SCHEDULES,
+        crate::recursive_read,
+    );
+}
+
 models! {
     mutex_exclusion: Some(3),
     unlock_fair_hands_over: Some(3),
@@ -29,7 +40,6 @@ models! {
     condvar_notify_one: Some(3),
     once_runs_once: Some(3),
     rwlock_timed_read_takes_nothing: Some(3),
-    rwlock_recursive_read_passes_a_waiting_writer: Some(3),
     condvar_wait_for_returns_with_the_lock: Some(3),
 }
 
@@ -88,6 +98,71 @@ mod catches {
             ("fair_mutex_hands_over", models::fair_mutex_hands_over),
         ] {
             assert_race(name, body, |run| parkcheck::with_settings(settings, run));
+        }
+    }
+}
+
+/// The flaws loom reports by aborting the process (a deadlock: every thread blocked), each
+/// caught in a child process of this test binary: a plain read where the recursive-read
+/// model needs a recursive one, and `condvar_notify_one` with relaxed atomics (a lost
+/// wakeup).
+#[cfg(feature = "loom")]
+mod deadlock_catches {
+    use super::{models, runner};
+
+    /// The variable that tells the child which flawed model to run.
+    const FLAWED: &str = "PARKING_LOT_CHECKS_FLAWED";
+
+    /// The child: runs the flawed model `FLAWED` names (only when spawned by the parent).
+    #[test]
+    #[ignore = "run by `deadlocks_are_caught` in a child process"]
+    fn flawed_child() {
+        let which = std::env::var(FLAWED).expect("spawned by deadlocks_are_caught");
+        match which.as_str() {
+            "plain_read" => runner::check(
+                "rwlock_recursive_read_made_plain",
+                Some(3),
+                super::SCHEDULES,
+                crate::rwlock_recursive_read_made_plain,
+            ),
+            "relaxed_notify_one" => crate::pl::with_relaxed_orderings(|| {
+                runner::check(
+                    "condvar_notify_one",
+                    Some(3),
+                    super::SCHEDULES,
+                    models::condvar_notify_one,
+                )
+            }),
+            other => panic!("no flawed model {other:?}"),
+        }
+    }
+
+    #[test]
+    fn deadlocks_are_caught() {
+        let exe = std::env::current_exe().expect("the test binary");
+        for which in ["plain_read", "relaxed_notify_one"] {
+            let out = std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "deadlock_catches::flawed_child",
+                    "--ignored",
+                    "--nocapture",
+                    "--test-threads",
+                    "1",
+                ])
+                .env(FLAWED, which)
+                .env("RUST_BACKTRACE", "0")
+                .output()
+                .expect("the child runs");
+            let text = String::from_utf8_lossy(&out.stderr).into_owned()
+                + &String::from_utf8_lossy(&out.stdout);
+            assert!(
+                !out.status.success() && text.contains("deadlock"),
+                "{which}: the flawed model was not caught as a deadlock (exit {:?}):\n{}",
+                out.status.code(),
+                text.chars().take(2000).collect::<String>()
+            );
+            println!("{which}: caught as loom's deadlock report (exit {:?})", out.status.code());
         }
     }
 }

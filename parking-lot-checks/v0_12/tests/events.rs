@@ -5,8 +5,15 @@
 
 #![cfg(any(feature = "loom", feature = "shuttle"))]
 
+#[path = "../../models.rs"]
+#[allow(dead_code, reason = "only its plain cell is used here")]
+mod models;
 #[path = "../../runner.rs"]
 mod runner;
+
+use models::Cell;
+
+use parkcheck_parking_lot_0_12 as pl;
 
 use std::time::Duration;
 
@@ -37,10 +44,15 @@ const fn fair(fair_timer: parkcheck::FairTimer) -> parkcheck::Settings {
 const SCHEDULES: usize = 1000;
 
 /// An auto-reset event wakes one waiter per `set`, and no `set` is lost: two waiters; the
-/// main thread sets it, waits until one waiter has returned, and sets it again; both return,
-/// and the event is unset afterwards (each set was taken once).
+/// main thread writes the cell and sets it, waits until one waiter has returned, and sets it
+/// again; both return, each seeing the write before a set, and the event is unset afterwards
+/// (each set was taken once).
 fn auto_reset_wakes_one_per_set() {
-    let shared = Arc::new((AutoResetEvent::new(EventState::Unset), AtomicUsize::new(0)));
+    let shared = Arc::new((
+        AutoResetEvent::new(EventState::Unset),
+        AtomicUsize::new(0),
+        Cell::new(),
+    ));
     // The first use, on the thread that built it (`models.rs`, `touch`).
     assert!(!shared.0.wait0(), "a new unset event is unset");
     let waiters: Vec<_> = (0..2)
@@ -48,10 +60,16 @@ fn auto_reset_wakes_one_per_set() {
             let shared = Arc::clone(&shared);
             thread::spawn(move || {
                 shared.0.wait();
+                assert_eq!(
+                    shared.2.get(),
+                    1,
+                    "a woken waiter sees what its setter wrote"
+                );
                 shared.1.fetch_add(1, SeqCst);
             })
         })
         .collect();
+    shared.2.bump();
     shared.0.set();
     while shared.1.load(SeqCst) == 0 {
         thread::yield_now();
@@ -105,6 +123,38 @@ fn manual_reset_wakes_all() {
     assert!(event.wait0(), "a manual-reset event stays set");
 }
 
+/// The finding (loom only: shuttle models no memory ordering): a manual-reset event's `wait` is not always ordered after the `set` it
+/// returns for. One waiter; the main thread writes the cell, then sets the event; the waiter
+/// reads the cell after `wait` returns. rsevents 0.3.1's `RawEvent::suspend_all` returns
+/// `true` on seeing `AVAILABLE_BIT` through a `Relaxed` load (its first load of the state,
+/// the failure value of its `Relaxed` `compare_exchange_weak`, and its reload after an
+/// `Invalid` park), so a waiter whose `try_unlock_all` (`Acquire`) saw the event unset and
+/// whose next look sees it set returns without synchronizing with the setter's `Release`
+/// swap. Loom reports the waiter's read and the setter's write as unordered; with those three
+/// loads `Acquire` (tried as a patch, not kept) the model passes at this bound.
+#[cfg_attr(
+    not(feature = "loom"),
+    allow(dead_code, reason = "the loom finding runs it")
+)]
+fn manual_reset_wait_sees_the_setters_write() {
+    let shared = Arc::new((ManualResetEvent::new(EventState::Unset), Cell::new()));
+    assert!(!shared.0.wait0(), "a new unset event is unset");
+    let waiter = {
+        let shared = Arc::clone(&shared);
+        thread::spawn(move || {
+            shared.0.wait();
+            assert_eq!(
+                shared.1.get(),
+                1,
+                "a woken waiter sees what its setter wrote"
+            );
+        })
+    };
+    shared.1.bump();
+    shared.0.set();
+    waiter.join().unwrap();
+}
+
 #[test]
 fn auto_reset_event_wakes_one_per_set() {
     runner::check(
@@ -133,4 +183,49 @@ fn manual_reset_event_wakes_all() {
         SCHEDULES,
         manual_reset_wakes_all,
     );
+}
+
+/// The auto-reset model, whose waiters read what the setter wrote, catches rsevents' atomics
+/// made `Relaxed` (loom's race report).
+#[cfg(feature = "loom")]
+#[test]
+fn relaxed_atomics_are_caught() {
+    let name = "auto_reset_event_wakes_one_per_set";
+    let failure = runner::failure_under(
+        name,
+        Some(3),
+        SCHEDULES,
+        auto_reset_wakes_one_per_set,
+        |run| pl::with_relaxed_orderings(run),
+    );
+    assert!(
+        failure
+            .as_deref()
+            .is_some_and(|m| m.contains("Causality violation")),
+        "{name}: relaxed atomics were not caught as a race: {failure:?}"
+    );
+}
+
+/// The finding (`manual_reset_wait_sees_the_setters_write`), asserted as it stands in
+/// rsevents 0.3.1: loom reports the race in the published code, with no flaw added. A
+/// release that orders the wait after the set makes this test fail; the model then belongs
+/// with the passing ones.
+#[cfg(feature = "loom")]
+#[test]
+fn finding_manual_reset_wait_is_not_ordered_after_set() {
+    let name = "manual_reset_wait_sees_the_setters_write";
+    let failure = runner::failure_under(
+        name,
+        Some(3),
+        SCHEDULES,
+        manual_reset_wait_sees_the_setters_write,
+        |run| run(),
+    );
+    assert!(
+        failure
+            .as_deref()
+            .is_some_and(|m| m.contains("Causality violation")),
+        "{name}: the race in rsevents 0.3.1's ManualResetEvent::wait was not seen: {failure:?}"
+    );
+    println!("rsevents 0.3.1 {name}: loom reports the waiter's read unordered after the set");
 }

@@ -28,12 +28,18 @@ const fn fair(fair_timer: parkcheck::FairTimer) -> parkcheck::Settings {
     settings
 }
 
-/// The lock a recursive read is taken on: 0.12's `RwLock`, by `read_recursive`.
-type RecursiveLock = pl::RwLock<()>;
+/// The recursive-read model with 0.12's recursive read (`read_recursive`), and, for its
+/// catch, with a plain read.
+fn recursive_read() {
+    models::recursive_read_passes_a_waiting_writer::<pl::RawRwLock>(|lock| lock.read_recursive());
+}
 
-/// A recursive read of `lock`.
-fn read_recursive(lock: &RecursiveLock) -> lock_api::RwLockReadGuard<'_, pl::RawRwLock, ()> {
-    lock.read_recursive()
+#[cfg_attr(
+    not(feature = "loom"),
+    allow(dead_code, reason = "the loom catch runs it")
+)]
+fn rwlock_recursive_read_made_plain() {
+    models::recursive_read_passes_a_waiting_writer::<pl::RawRwLock>(|lock| lock.read());
 }
 
 include!("../../tests.rs");

@@ -18,15 +18,19 @@ const SETTINGS: &[(&str, parkcheck::Settings)] = &[("default settings", DEFAULT)
 
 const DEFAULT: parkcheck::Settings = parkcheck::Settings::DEFAULT;
 
-/// The lock a recursive read is taken on: 0.13's `RawRwLockRecursive` (0.13 makes recursion
-/// a type of lock, where 0.12 had a method).
-type RecursiveLock = lock_api::RwLock<pl::RawRwLockRecursive, ()>;
+/// The recursive-read model with 0.13's recursive read (`read` on `RawRwLockRecursive`:
+/// 0.13 makes recursion a type of lock, where 0.12 had a method), and, for its catch, with a
+/// plain read (`RawRwLock`).
+fn recursive_read() {
+    models::recursive_read_passes_a_waiting_writer::<pl::RawRwLockRecursive>(|lock| lock.read());
+}
 
-/// A recursive read of `lock`.
-fn read_recursive(
-    lock: &RecursiveLock,
-) -> lock_api::RwLockReadGuard<'_, pl::RawRwLockRecursive, ()> {
-    lock.read()
+#[cfg_attr(
+    not(feature = "loom"),
+    allow(dead_code, reason = "the loom catch runs it")
+)]
+fn rwlock_recursive_read_made_plain() {
+    models::recursive_read_passes_a_waiting_writer::<pl::RawRwLock>(|lock| lock.read());
 }
 
 include!("../../tests.rs");
