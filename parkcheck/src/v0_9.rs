@@ -27,6 +27,25 @@
 //! it, so after that the timer is due again only once [`advance_clock`] has moved it (1 ms is
 //! always enough). `Settings::fair_timer` can make every such unpark fair or none, for
 //! reaching both of a primitive's unlock paths under loom (see `FairTimer`).
+//!
+//! Where it departs from the real 0.9, each something `FairTimer::Always` or `Never` covers:
+//!
+//! - every timer is seeded alike (the real one seeds bucket `i` with `i + 1`, and which
+//!   bucket a key falls in depends on its hash), so the model explores one sequence of waits:
+//!   a clock move of under 1 ms after a fair unpark gives the same answer in every execution;
+//! - the real table's growth (when more threads exist than it was sized for) gives every
+//!   bucket a new timer, due at once; the model's timers are due again only when the clock
+//!   moves;
+//! - under `Timeouts::Clock`, a key's first waking unpark is always fair, unless
+//!   `Settings::one_bucket` lets another key use the shared timer first; the real crate's
+//!   first unpark on a key is not fair when another key of its bucket used the timer within
+//!   the last millisecond.
+//!
+//! And one departure in the table itself: the 0.9 and 0.10 functions share the model's one
+//! table, where the real crates have a table each. A key used through both APIs would share
+//! one queue (no primitive does this: an object belongs to one crate), and under
+//! `Settings::one_bucket` the keys of both APIs share one bucket lock (and so are ordered),
+//! which the two real tables never do.
 
 pub use parking_lot_core_0_9::{
     DEFAULT_PARK_TOKEN, DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp,

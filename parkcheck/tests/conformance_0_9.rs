@@ -62,6 +62,14 @@ mod model_only {
     fn fair_timer_rearms() {
         check("fair_timer_rearms", fair::fair_timer_rearms);
     }
+
+    #[test]
+    fn fair_requeue_uses_the_from_key() {
+        check(
+            "fair_requeue_uses_the_from_key",
+            fair::fair_requeue_uses_the_from_key,
+        );
+    }
 }
 
 /// The fair timer's unfaithful variants, each caught by the cases that must see it, and left

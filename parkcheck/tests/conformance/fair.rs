@@ -13,7 +13,9 @@ use std::cell::Cell;
 use std::time::Duration;
 
 use crate::api;
-use crate::api::{FilterOp, RequeueOp, UnparkResult, UnparkToken};
+use crate::api::{
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken,
+};
 use crate::cases::{Keys, join_all, park_in_order, unparked};
 
 /// More than the fair timer ever waits after a fair unpark (under 1 ms).
@@ -86,8 +88,54 @@ pub(crate) fn fair_only_when_waking() {
             "{property}: {how:?} with nobody parked"
         );
     }
+    // A park that times out (its deadline already passed) touches no timer either.
+    // SAFETY: the case's own key; the callbacks touch nothing (module docs).
+    let r = unsafe {
+        api::park(
+            key,
+            || true,
+            || {},
+            |_, _| {},
+            ParkToken(2),
+            Some(api::now()),
+        )
+    };
+    assert_eq!(
+        r,
+        ParkResult::TimedOut,
+        "{property}: a past deadline times out"
+    );
+    // A thread parked but skipped by the filter, then moved by a requeue that wakes nobody.
+    let handles = park_in_order(&[(key, 3, unparked(3), property)]);
+    let seen = Cell::new(None);
+    let callback = |r: UnparkResult| {
+        seen.set(Some(r.be_fair));
+        DEFAULT_UNPARK_TOKEN
+    };
+    // SAFETY: the case's own keys; the callbacks touch only a cell (module docs).
+    let skipped = unsafe { api::unpark_filter(key, |_| FilterOp::Skip, callback) };
+    assert_eq!(
+        (skipped.be_fair, skipped.unparked_threads, seen.get()),
+        (false, 0, Some(false)),
+        "{property}: a filter that skips every parked thread"
+    );
+    // SAFETY: as above.
+    let moved =
+        unsafe { api::unpark_requeue(key, other, || RequeueOp::RequeueAll, |_, r| callback(r)) };
+    assert_eq!(
+        (moved.be_fair, moved.requeued_threads, seen.get()),
+        (false, 1, Some(false)),
+        "{property}: a requeue that wakes nobody"
+    );
+    let (fair, woken) = unpark(Unpark::One, other, key, 3);
+    assert_eq!(
+        (fair, woken),
+        (true, 1),
+        "{property}: the requeued thread's first waking unpark on its new key, its timer due"
+    );
+    join_all(handles);
     assert!(
-        park_then_unpark(Unpark::One, key, other, 2, property),
+        park_then_unpark(Unpark::One, key, other, 4, property),
         "{property}: the first unpark that woke a thread, with the timer due, was not fair"
     );
 }
@@ -155,4 +203,53 @@ pub(crate) fn fair_timer_rearms() {
         park_then_unpark(Unpark::Filter, key, other, 3, property),
         "{property}: a waking unpark 1 ms after the last fair one was not fair"
     );
+}
+
+/// `unpark_requeue` consults `key_from`'s timer, not `key_to`'s: with `key_from`'s timer used
+/// up (and the clock unmoved), an `UnparkOneRequeueRest` that wakes one thread and moves the
+/// other is not fair, though `key_to`'s fresh timer is due; the moved thread's first waking
+/// unpark on `key_to` then is.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub(crate) fn fair_requeue_uses_the_from_key() {
+    let keys = Keys::new();
+    let (key, other) = (keys.get(0), keys.get(1));
+    let property = "be_fair: unpark_requeue consults key_from's timer";
+    assert!(
+        park_then_unpark(Unpark::One, key, other, 1, property),
+        "{property}: the first waking unpark on a new key was not fair"
+    );
+    let handles = park_in_order(&[
+        (key, 2, unparked(2), property),
+        (key, 3, unparked(3), property),
+    ]);
+    let seen = Cell::new(None);
+    // SAFETY: the case's own keys; the callback touches only a cell (module docs).
+    let r = unsafe {
+        api::unpark_requeue(
+            key,
+            other,
+            || RequeueOp::UnparkOneRequeueRest,
+            |_, r| {
+                seen.set(Some(r.be_fair));
+                UnparkToken(2)
+            },
+        )
+    };
+    assert_eq!(
+        (
+            r.be_fair,
+            r.unparked_threads,
+            r.requeued_threads,
+            seen.get()
+        ),
+        (false, 1, 1, Some(false)),
+        "{property}: key_from's timer is used up"
+    );
+    let (fair, woken) = unpark(Unpark::One, other, key, 3);
+    assert_eq!(
+        (fair, woken),
+        (true, 1),
+        "{property}: key_to's timer is its own, and due"
+    );
+    join_all(handles);
 }

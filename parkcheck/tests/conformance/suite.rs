@@ -98,6 +98,7 @@ const SIZES: &[(&str, Sizes)] = &[
     // The model only.
     ("fair_timer_starts_due", sizes(None, 0, 1000)),
     ("fair_timer_rearms", sizes(None, 0, 1000)),
+    ("fair_requeue_uses_the_from_key", sizes(None, 0, 1000)),
 ];
 
 /// A row of [`SIZES`].
