@@ -1,7 +1,7 @@
 //! The real backend: std atomics and `parking_lot_core` 0.10, re-exported unchanged.
 
 #[cfg(test)]
-pub(crate) use counted::{note_guarded, park, unpark_filter};
+pub(crate) use counted::{note_guarded, note_slow_release, park, unpark_filter};
 pub(crate) use parking_lot_core::{
     DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, SpinWait, UnparkResult, UnparkToken,
 };
@@ -15,6 +15,14 @@ pub(crate) use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering, fence};
 #[cfg(not(test))]
 #[inline(always)]
 pub(crate) fn note_guarded(key: usize) {
+    let _ = key;
+}
+
+/// Marks a run of the semaphore's out-of-line release on `key`: nothing outside the library's
+/// unit tests, which count the runs (a release with nobody waiting must stay on the fast path).
+#[cfg(not(test))]
+#[inline(always)]
+pub(crate) fn note_slow_release(key: usize) {
     let _ = key;
 }
 
@@ -76,6 +84,8 @@ pub(crate) mod counted {
         pub(crate) woken: usize,
         /// Runs of the guarded try loop (`note_guarded`).
         pub(crate) guarded: usize,
+        /// Runs of the out-of-line release (`note_slow_release`).
+        pub(crate) slow_releases: usize,
     }
 
     /// Counts per key. Tests use their own semaphores, so two live ones never share a key;
@@ -107,6 +117,11 @@ pub(crate) mod counted {
     /// Counts a run of the guarded try loop on `key`.
     pub(crate) fn note_guarded(key: usize) {
         record(key, |c| c.guarded += 1);
+    }
+
+    /// Counts a run of the out-of-line release on `key`.
+    pub(crate) fn note_slow_release(key: usize) {
+        record(key, |c| c.slow_releases += 1);
     }
 
     /// `parking_lot_core::park`, counted.
