@@ -218,6 +218,7 @@ mod error;
 #[cfg(feature = "broken_sema")]
 mod flaw;
 mod permit;
+mod profile;
 mod semaphore;
 mod sync;
 
@@ -226,6 +227,8 @@ pub use error::{AcquireError, AddPermitsError, TryAcquireError};
 #[doc(hidden)]
 pub use flaw::Flaw;
 pub use permit::{OwnedPermit, Permit};
+#[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
+pub use profile::Profile;
 pub use semaphore::{Fairness, Semaphore};
 #[doc(hidden)]
 pub use sync::model as __model;

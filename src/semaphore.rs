@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::error::{AcquireError, AddPermitsError, TryAcquireError};
 use crate::permit::{OwnedPermit, Permit};
+use crate::profile;
 use crate::sync::{
     AtomicU64, AtomicUsize, DEFAULT_UNPARK_TOKEN, FilterOp, Ordering, ParkResult, ParkToken,
     SpinWait, UnparkResult, UnparkToken, clock_micros, const_fn, fence, note_guarded,
@@ -1168,6 +1169,21 @@ impl Semaphore {
         parked
     }
 
+    /// What this semaphore's contended acquires have cost so far (feature `profile`, real
+    /// threads only): see [`Profile`](crate::Profile). Reading it locks one shard of a side
+    /// table that contended acquires also write.
+    #[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
+    pub fn profile(&self) -> crate::Profile {
+        profile::read(self.key())
+    }
+
+    /// Starts this semaphore's profile over (feature `profile`): the counts go to zero and
+    /// the wait histogram empties.
+    #[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
+    pub fn reset_profile(&self) {
+        profile::forget(self.key());
+    }
+
     /// The park-table key: this semaphore's address.
     pub(crate) fn key(&self) -> usize {
         core::ptr::from_ref(self).addr()
@@ -1299,6 +1315,27 @@ impl Semaphore {
     /// with a deadline) `TimedOut`.
     #[cold]
     fn acquire_slow(&self, n: usize, deadline: Option<Instant>) -> Result<(), TryAcquireError> {
+        let mut rec = profile::Acquire::start();
+        let result = self.acquire_contended(n, deadline, &mut rec);
+        rec.finish(
+            self.key(),
+            match result {
+                Ok(()) => profile::Outcome::Acquired,
+                Err(TryAcquireError::Closed) => profile::Outcome::Closed,
+                Err(_) => profile::Outcome::TimedOut,
+            },
+        );
+        result
+    }
+
+    /// `acquire_slow`'s loop, telling `rec` (the contention profile's hooks) what it does.
+    #[inline(always)]
+    fn acquire_contended(
+        &self,
+        n: usize,
+        deadline: Option<Instant>,
+        rec: &mut profile::Acquire,
+    ) -> Result<(), TryAcquireError> {
         let mut spin = SpinWait::new();
         // Set when an unpark chose this thread, until it has taken its permits or passed the
         // wake-up on.
@@ -1328,6 +1365,7 @@ impl Semaphore {
                 // left, and the release that woke this thread counted on it to take them:
                 // pass the wake-up on before parking again or giving up.
                 woken = false;
+                rec.woken();
                 self.pass_on(s);
             }
 
@@ -1339,6 +1377,7 @@ impl Semaphore {
                 // Nobody is parked (and the permits do not fit): they may come back soon, so
                 // spin a little first.
                 if spin.spin() {
+                    rec.spun();
                     s = self.state.load(Ordering::Relaxed);
                     continue;
                 }
@@ -1361,6 +1400,7 @@ impl Semaphore {
                 }
             }
 
+            rec.parked();
             match self.park(n, deadline) {
                 ParkResult::Unparked(token) => {
                     #[cfg(feature = "broken_sema")]
@@ -1374,6 +1414,7 @@ impl Semaphore {
                     // from the word (its Acquire CAS), happen-before this return: the park
                     // table's wake carries the edge from the releaser.
                     if token == HANDED {
+                        rec.handed();
                         return Ok(());
                     }
                     woken = true;

@@ -12,8 +12,9 @@ use clap::Parser;
 use parksema_bench::contention::{self, Cell, Work};
 use parksema_bench::latency;
 use parksema_bench::peers::{
-    AsyncLock, CondvarSem, ParkFloor, Parksema, ParksemaBarging, ParksemaFifo, Peer, PlMutex,
-    PosixSem, RsEvents, Signal, StdMutex,
+    AsyncLock, CondvarSem, ParkFloor, Parksema, ParksemaBarging, ParksemaFifo, Peer, PlFairMutex,
+    PlFairMutex012, PlMutex, PlMutex012, PlUnlockFair, PlUnlockFair012, PosixSem, RsEvents, Signal,
+    StdMutex,
 };
 use parksema_bench::report::{self, ContentionRow, LatencyRow, SizeRow};
 
@@ -42,7 +43,7 @@ struct Args {
 }
 
 /// The peers of the contention matrix, in table order.
-const PEERS: [&str; 9] = [
+const PEERS: [&str; 14] = [
     <Parksema as Peer>::NAME,
     <ParksemaFifo as Peer>::NAME,
     <ParksemaBarging as Peer>::NAME,
@@ -50,8 +51,23 @@ const PEERS: [&str; 9] = [
     <CondvarSem as Peer>::NAME,
     <RsEvents as Peer>::NAME,
     <AsyncLock as Peer>::NAME,
+    <PlMutex012 as Peer>::NAME,
+    <PlFairMutex012 as Peer>::NAME,
+    <PlUnlockFair012 as Peer>::NAME,
     <PlMutex as Peer>::NAME,
+    <PlFairMutex as Peer>::NAME,
+    <PlUnlockFair as Peer>::NAME,
     <StdMutex as Peer>::NAME,
+];
+
+/// `Fifo` and the peers that promise what it does: every release that finds a thread waiting
+/// hands over to it.
+const FAIR_PEERS: [&str; 5] = [
+    <ParksemaFifo as Peer>::NAME,
+    <PlFairMutex012 as Peer>::NAME,
+    <PlUnlockFair012 as Peer>::NAME,
+    <PlFairMutex as Peer>::NAME,
+    <PlUnlockFair as Peer>::NAME,
 ];
 
 fn measure<P: Peer>(cell: Cell, reps: usize) -> Option<ContentionRow> {
@@ -156,7 +172,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             note: "plus an event-listener allocation once anyone waits".into(),
         },
         SizeRow {
-            peer: "parking_lot::Mutex".into(),
+            peer: "parking_lot 0.12 Mutex".into(),
+            bytes: size_of::<parking_lot_0_12::Mutex<()>>(),
+            note: "one permit only".into(),
+        },
+        SizeRow {
+            peer: "parking_lot 0.13 Mutex".into(),
             bytes: size_of::<parking_lot::Mutex<()>>(),
             note: "one permit only".into(),
         },
@@ -260,7 +281,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 rows.extend(measure::<CondvarSem>(cell, reps));
                 rows.extend(measure::<RsEvents>(cell, reps));
                 rows.extend(measure::<AsyncLock>(cell, reps));
+                rows.extend(measure::<PlMutex012>(cell, reps));
+                rows.extend(measure::<PlFairMutex012>(cell, reps));
+                rows.extend(measure::<PlUnlockFair012>(cell, reps));
                 rows.extend(measure::<PlMutex>(cell, reps));
+                rows.extend(measure::<PlFairMutex>(cell, reps));
+                rows.extend(measure::<PlUnlockFair>(cell, reps));
                 rows.extend(measure::<StdMutex>(cell, reps));
                 progress.set_message(format!("T = {threads}, P = {permits}"));
                 progress.inc(1);
@@ -362,7 +388,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         md,
         "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n"
     );
-    md.push_str(&report::contention_table(&rows, &PEERS, |_| true));
+    md.push_str(&report::contention_table(&rows, "parksema", &PEERS, |_| {
+        true
+    }));
+    let _ = writeln!(
+        md,
+        "\n## Contention: `Fifo` against the mutexes that hand over on every unlock \
+         (one permit; above 1 means `Fifo` does more operations per second)\n"
+    );
+    md.push_str(&report::contention_table(
+        &rows,
+        <ParksemaFifo as Peer>::NAME,
+        &FAIR_PEERS,
+        |r| r.permits == 1,
+    ));
     let _ = writeln!(md, "\n## Contention: every metric in selected cells\n");
     let detail_hold = works.get(1).map_or(0, |w| w.nominal_ns);
     for (t, p) in [(8, 1), (8, 4), (4, 1), (4, 2)] {
@@ -407,7 +446,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          parksema ÷ peer: above 1 means parksema does more operations per second; the full \
          matrix adds 0 and 1 000 ns of holding and 1 000 ns between):\n"
     );
-    summary.push_str(&report::contention_table(&rows, &PEERS, |r| {
+    summary.push_str(&report::contention_table(&rows, "parksema", &PEERS, |r| {
         r.hold_ns == detail_hold && r.between_ns == 0
     }));
     let chart = format!("throughput-p1-hold{detail_hold}.svg");

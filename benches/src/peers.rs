@@ -12,7 +12,7 @@ use rsevents::Awaitable;
 
 /// Debug output for the peers: their name (not every peer's inner type is `Debug`).
 macro_rules! debug_as_name {
-    ($($ty:ty => $name:literal),* $(,)?) => {
+    ($($ty:ty => $name:expr),* $(,)?) => {
         $(impl std::fmt::Debug for $ty {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str($name)
@@ -26,7 +26,6 @@ debug_as_name! {
     CondvarSem => "Mutex+Condvar",
     RsEvents => "rsevents-extra",
     AsyncLock => "async-lock",
-    PlMutex => "parking_lot::Mutex",
     StdMutex => "std::sync::Mutex",
     ParkFloor => "thread::park",
 }
@@ -381,48 +380,97 @@ impl Peer for ParksemaReleaseFair {
     }
 }
 
-/// `parking_lot::FairMutex<()>`: every unlock hands the lock to a parked thread.
-#[derive(Debug)]
-pub struct PlFairMutex(parking_lot::FairMutex<()>);
+/// The three ways parking_lot offers a mutex, as peers of one version of the crate: `Mutex`
+/// (0.12: barging, with an eventual-fairness timer that makes an unlock hand over about once
+/// a millisecond; 0.13 removed the timer), `FairMutex` (every unlock that finds a parked
+/// thread hands the lock over) and `Mutex` unlocked with `MutexGuard::unlock_fair` (the same
+/// handoff, chosen per unlock).
+macro_rules! parking_lot_peers {
+    ($krate:ident, $version:literal, $mutex:ident, $fair:ident, $unlock_fair:ident) => {
+        #[doc = concat!("`parking_lot::Mutex<()>` ", $version, ".")]
+        pub struct $mutex($krate::Mutex<()>);
 
-impl Peer for PlFairMutex {
-    const NAME: &'static str = "parking_lot::FairMutex";
-    const ONE_PERMIT_ONLY: bool = true;
-    fn with_permits(permits: usize) -> Self {
-        assert_eq!(permits, 1, "a mutex has one permit");
-        PlFairMutex(parking_lot::FairMutex::new(()))
-    }
-    #[inline]
-    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _guard = self.0.lock();
-        f()
-    }
-    #[inline]
-    fn try_hold(&self) -> bool {
-        self.0.try_lock().is_some()
-    }
+        impl Peer for $mutex {
+            const NAME: &'static str = concat!("parking_lot ", $version, " Mutex");
+            const ONE_PERMIT_ONLY: bool = true;
+            fn with_permits(permits: usize) -> Self {
+                assert_eq!(permits, 1, "a mutex has one permit");
+                $mutex($krate::Mutex::new(()))
+            }
+            #[inline]
+            fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+                let _guard = self.0.lock();
+                f()
+            }
+            #[inline]
+            fn try_hold(&self) -> bool {
+                self.0.try_lock().is_some()
+            }
+        }
+
+        #[doc = concat!("`parking_lot::FairMutex<()>` ", $version, ".")]
+        pub struct $fair($krate::FairMutex<()>);
+
+        impl Peer for $fair {
+            const NAME: &'static str = concat!("parking_lot ", $version, " FairMutex");
+            const ONE_PERMIT_ONLY: bool = true;
+            fn with_permits(permits: usize) -> Self {
+                assert_eq!(permits, 1, "a mutex has one permit");
+                $fair($krate::FairMutex::new(()))
+            }
+            #[inline]
+            fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+                let _guard = self.0.lock();
+                f()
+            }
+            #[inline]
+            fn try_hold(&self) -> bool {
+                self.0.try_lock().is_some()
+            }
+        }
+
+        #[doc = concat!("`parking_lot::Mutex<()>` ", $version, ", every unlock `unlock_fair`.")]
+        pub struct $unlock_fair($krate::Mutex<()>);
+
+        impl Peer for $unlock_fair {
+            const NAME: &'static str = concat!("parking_lot ", $version, " unlock_fair");
+            const ONE_PERMIT_ONLY: bool = true;
+            fn with_permits(permits: usize) -> Self {
+                assert_eq!(permits, 1, "a mutex has one permit");
+                $unlock_fair($krate::Mutex::new(()))
+            }
+            #[inline]
+            fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+                let guard = self.0.lock();
+                let r = f();
+                $krate::MutexGuard::unlock_fair(guard);
+                r
+            }
+            #[inline]
+            fn try_hold(&self) -> bool {
+                self.0
+                    .try_lock()
+                    .map($krate::MutexGuard::unlock_fair)
+                    .is_some()
+            }
+        }
+
+        debug_as_name! {
+            $mutex => concat!("parking_lot ", $version, " Mutex"),
+            $fair => concat!("parking_lot ", $version, " FairMutex"),
+            $unlock_fair => concat!("parking_lot ", $version, " unlock_fair"),
+        }
+    };
 }
 
-/// `parking_lot::Mutex<()>`: what a user picks when one permit is enough.
-pub struct PlMutex(parking_lot::Mutex<()>);
-
-impl Peer for PlMutex {
-    const NAME: &'static str = "parking_lot::Mutex";
-    const ONE_PERMIT_ONLY: bool = true;
-    fn with_permits(permits: usize) -> Self {
-        assert_eq!(permits, 1, "a mutex has one permit");
-        PlMutex(parking_lot::Mutex::new(()))
-    }
-    #[inline]
-    fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
-        let _guard = self.0.lock();
-        f()
-    }
-    #[inline]
-    fn try_hold(&self) -> bool {
-        self.0.try_lock().is_some()
-    }
-}
+parking_lot_peers!(
+    parking_lot_0_12,
+    "0.12",
+    PlMutex012,
+    PlFairMutex012,
+    PlUnlockFair012
+);
+parking_lot_peers!(parking_lot, "0.13", PlMutex, PlFairMutex, PlUnlockFair);
 
 /// `std::sync::Mutex<()>` (futex-based on Linux).
 pub struct StdMutex(Mutex<()>);

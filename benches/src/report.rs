@@ -240,17 +240,18 @@ fn by_cell(rows: &[ContentionRow]) -> BTreeMap<CellKey, Vec<&ContentionRow>> {
     cells
 }
 
-/// The throughput table: parksema's operations per second and parksema / peer for every
-/// peer in every cell (above 1 means parksema does more operations per second).
+/// The throughput table: `ours`' operations per second and `ours` / peer for every other
+/// peer in every cell (above 1 means `ours` does more operations per second).
 pub fn contention_table(
     rows: &[ContentionRow],
+    ours: &str,
     peers: &[&str],
     keep: impl Fn(&ContentionRow) -> bool,
 ) -> String {
     let rows: Vec<ContentionRow> = rows.iter().filter(|r| keep(r)).cloned().collect();
     let rows = &rows[..];
-    let others: Vec<&str> = peers.iter().copied().filter(|p| *p != "parksema").collect();
-    let mut out = String::from("| T | P | hold | between | parksema ops/s |");
+    let others: Vec<&str> = peers.iter().copied().filter(|p| *p != ours).collect();
+    let mut out = format!("| T | P | hold | between | {ours} ops/s |");
     for p in &others {
         let _ = write!(out, " ÷ {p} |");
     }
@@ -265,7 +266,7 @@ pub fn contention_table(
                 .find(|r| r.peer == name)
                 .map_or(0.0, |r| r.ops_per_sec)
         };
-        let ours = get("parksema");
+        let ours = get(ours);
         let _ = write!(
             out,
             "| {t} | {p} | {hold} ns | {between} ns | {} |",
