@@ -389,10 +389,9 @@ impl Semaphore {
         fairness: Fairness,
         flaw: Option<Flaw>,
     ) -> Semaphore {
-        Semaphore {
-            flaw,
-            ..Semaphore::with_fairness(permits, fairness)
-        }
+        let mut sem = Semaphore::with_fairness(permits, fairness);
+        sem.flaw = flaw;
+        sem
     }
 
     /// The fairness this semaphore was created with.
