@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::peers::Peer;
+use crate::counters::{FutexCounter, thread_context_switches};
+use crate::peers::{OwnCounts, Peer};
 
 /// A busy loop of a calibrated length, standing for work done while holding a permit or
 /// between two acquisitions.
@@ -95,6 +96,14 @@ pub struct Outcome {
     pub longest_streak: u64,
     /// CPU time (user + system, all threads) per operation, in nanoseconds.
     pub cpu_ns_per_op: f64,
+    /// Context switches of the worker threads per operation: voluntary (blocked), involuntary
+    /// (preempted).
+    pub switches_per_op: (f64, f64),
+    /// Futex system calls of the process per operation (the threads' start and end add a
+    /// few per thread); `None` where the kernel does not count them for us.
+    pub futex_per_op: Option<f64>,
+    /// The semaphore's own counts per operation (parksema with the `profile` feature).
+    pub own_per_op: Option<OwnCounts>,
 }
 
 /// CPU time this thread has used so far.
@@ -114,6 +123,7 @@ struct ThreadResult {
     waits: Histogram<u64>,
     longest_streak: u64,
     cpu: Duration,
+    switches: (u64, u64),
 }
 
 /// Runs `P` in `cell` and measures it.
@@ -124,6 +134,9 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
     // The thread that took the last permit, for streaks. One more shared word every
     // operation touches; it costs every peer the same.
     let last = Arc::new(AtomicUsize::new(usize::MAX));
+    // Opened before the workers start, so they inherit it.
+    let futex = FutexCounter::open().ok();
+    let futex0 = futex.as_ref().map(FutexCounter::read);
     let workers: Vec<_> = (0..cell.threads)
         .map(|id| {
             let (sem, start, stop, last) = (sem.clone(), start.clone(), stop.clone(), last.clone());
@@ -134,6 +147,7 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
                 let (mut ops, mut streak, mut longest_streak) = (0u64, 0u64, 0u64);
                 start.wait();
                 let cpu0 = thread_cpu_time();
+                let switches0 = thread_context_switches();
                 while !stop.load(Ordering::Relaxed) {
                     let asked = Instant::now();
                     sem.hold(|| {
@@ -151,11 +165,13 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
                     cell.between.run();
                 }
                 let cpu = thread_cpu_time() - cpu0;
+                let switches1 = thread_context_switches();
                 ThreadResult {
                     ops,
                     waits,
                     longest_streak,
                     cpu,
+                    switches: (switches1.0 - switches0.0, switches1.1 - switches0.1),
                 }
             })
         })
@@ -172,15 +188,19 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
     let elapsed = t0.elapsed();
     let mut waits = Histogram::<u64>::new_with_bounds(1, 60_000_000_000, 2).unwrap();
     let mut per_thread = Vec::with_capacity(results.len());
-    let (mut cpu, mut longest_streak) = (Duration::ZERO, 0);
+    let (mut cpu, mut longest_streak, mut switches) = (Duration::ZERO, 0, (0, 0));
     for r in &results {
         waits.add(&r.waits).expect("same bounds");
         per_thread.push(r.ops);
         cpu += r.cpu;
         longest_streak = longest_streak.max(r.longest_streak);
+        switches = (switches.0 + r.switches.0, switches.1 + r.switches.1);
     }
+    // The workers have exited: their futex calls are in the counter.
+    let futex_calls = futex.as_ref().zip(futex0).map(|(f, f0)| f.read() - f0);
     per_thread.sort_unstable();
     let total: u64 = per_thread.iter().sum();
+    let per_op = |n: u64| n as f64 / total.max(1) as f64;
     Outcome {
         ops_per_sec: total as f64 / elapsed.as_secs_f64(),
         per_thread,
@@ -191,5 +211,8 @@ pub fn run<P: Peer>(cell: Cell) -> Outcome {
         ],
         longest_streak,
         cpu_ns_per_op: cpu.as_nanos() as f64 / total.max(1) as f64,
+        switches_per_op: (per_op(switches.0), per_op(switches.1)),
+        futex_per_op: futex_calls.map(per_op),
+        own_per_op: sem.own_counts().map(|c| c.per_op(total)),
     }
 }

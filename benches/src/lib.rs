@@ -7,6 +7,7 @@
 //! experiment (who re-acquires a lock it just released) for each fairness mode and peer.
 
 pub mod contention;
+pub mod counters;
 pub mod fairness;
 pub mod floors;
 pub mod latency;

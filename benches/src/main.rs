@@ -40,6 +40,16 @@ struct Args {
     /// Runs per peer and cell; the median by throughput is reported (default: 3, quick: 1).
     #[arg(long)]
     reps: Option<usize>,
+    /// Work while holding, in nanoseconds, one matrix column per value (default: 0, 100,
+    /// 1000; quick: 0).
+    #[arg(long, value_delimiter = ',')]
+    holds_ns: Vec<u64>,
+    /// Work between acquisitions, in nanoseconds (default: 0, 1000; quick: 0).
+    #[arg(long, value_delimiter = ',')]
+    betweens_ns: Vec<u64>,
+    /// Only the contention matrix: no wake latency, no large request behind small ones.
+    #[arg(long)]
+    contention_only: bool,
 }
 
 /// The peers of the contention matrix, in table order.
@@ -94,6 +104,13 @@ fn measure<P: Peer>(cell: Cell, reps: usize) -> Option<ContentionRow> {
         wait_p999_ns: o.wait_ns[2],
         longest_streak: o.longest_streak,
         cpu_ns_per_op: o.cpu_ns_per_op,
+        voluntary_switches_per_op: o.switches_per_op.0,
+        involuntary_switches_per_op: o.switches_per_op.1,
+        futex_per_op: o.futex_per_op,
+        spins_per_op: o.own_per_op.map(|c| c.spins),
+        parks_per_op: o.own_per_op.map(|c| c.parks),
+        wasted_wakeups_per_op: o.own_per_op.map(|c| c.wakeups_without_permits),
+        handoffs_per_op: o.own_per_op.map(|c| c.handoffs),
     })
 }
 
@@ -211,14 +228,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             parked_p99_ns,
         }
     }
-    let latency = vec![
-        row::<Parksema>(trips, lreps, wakes, gap),
-        row::<ParkFloor>(trips, lreps, wakes, gap),
-        row::<PosixSem>(trips, lreps, wakes, gap),
-        row::<CondvarSem>(trips, lreps, wakes, gap),
-        row::<RsEvents>(trips, lreps, wakes, gap),
-        row::<AsyncLock>(trips, lreps, wakes, gap),
-    ];
+    let latency = if args.contention_only {
+        Vec::new()
+    } else {
+        vec![
+            row::<Parksema>(trips, lreps, wakes, gap),
+            row::<ParkFloor>(trips, lreps, wakes, gap),
+            row::<PosixSem>(trips, lreps, wakes, gap),
+            row::<CondvarSem>(trips, lreps, wakes, gap),
+            row::<RsEvents>(trips, lreps, wakes, gap),
+            row::<AsyncLock>(trips, lreps, wakes, gap),
+        ]
+    };
 
     // A large request behind a stream of small ones (parksema only: the peers cannot take
     // several permits at once), in each fairness mode. Four permits; 1, 3 and 7 small
@@ -227,29 +248,36 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let starve_window = Duration::from_millis(if args.quick { 20 } else { 500 });
     let starve_work = Work::calibrate(1_000);
     eprintln!("large request behind small ones: 9 shapes x {starve_window:?}");
-    let starvation: Vec<parksema_bench::starvation::Row> = [
-        parksema::Fairness::Eventual,
-        parksema::Fairness::Fifo,
-        parksema::Fairness::Barging,
-    ]
-    .into_iter()
-    .flat_map(|mode| [1, 3, 7].into_iter().map(move |small| (mode, small)))
-    .map(|(mode, small)| {
-        parksema_bench::starvation::run(mode, 4, small, starve_work, starve_work, starve_window)
-    })
-    .collect();
+    let modes = if args.contention_only {
+        Vec::new()
+    } else {
+        vec![
+            parksema::Fairness::Eventual,
+            parksema::Fairness::Fifo,
+            parksema::Fairness::Barging,
+        ]
+    };
+    let starvation: Vec<parksema_bench::starvation::Row> = modes
+        .into_iter()
+        .flat_map(|mode| [1, 3, 7].into_iter().map(move |small| (mode, small)))
+        .map(|(mode, small)| {
+            parksema_bench::starvation::run(mode, 4, small, starve_work, starve_work, starve_window)
+        })
+        .collect();
 
     // Contention.
-    let works: Vec<Work> = if args.quick {
-        vec![Work::NONE]
-    } else {
-        vec![Work::NONE, Work::calibrate(100), Work::calibrate(1_000)]
+    let pick = |given: &[u64], default: &[u64], quick: &[u64]| -> Vec<Work> {
+        let ns = if !given.is_empty() {
+            given
+        } else if args.quick {
+            quick
+        } else {
+            default
+        };
+        ns.iter().map(|&ns| Work::calibrate(ns)).collect()
     };
-    let betweens: Vec<Work> = if args.quick {
-        vec![Work::NONE]
-    } else {
-        vec![Work::NONE, Work::calibrate(1_000)]
-    };
+    let works = pick(&args.holds_ns, &[0, 100, 1_000], &[0]);
+    let betweens = pick(&args.betweens_ns, &[0, 1_000], &[0]);
     let shapes = shapes(args.max_threads, args.quick);
     let total_cells = shapes.len() * works.len() * betweens.len();
     eprintln!(
@@ -402,6 +430,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &FAIR_PEERS,
         |r| r.permits == 1,
     ));
+    let _ = writeln!(
+        md,
+        "\n## Contention: what each operation costs, 1 000 ns held, none between\n\n\
+         Per operation, in the run whose throughput was the median: the worker threads' \
+         context switches (`getrusage(RUSAGE_THREAD)`), the process's futex calls (the \
+         kernel's `sys_enter_futex` tracepoint; `·` where the kernel does not count them), and \
+         parksema's own counts where it was built with `--features profile` (`·` otherwise).\n"
+    );
+    md.push_str(&report::counters_table(&rows, |r| {
+        r.hold_ns == 1_000 && r.between_ns == 0
+    }));
     let _ = writeln!(md, "\n## Contention: every metric in selected cells\n");
     let detail_hold = works.get(1).map_or(0, |w| w.nominal_ns);
     for (t, p) in [(8, 1), (8, 4), (4, 1), (4, 2)] {

@@ -42,6 +42,59 @@ pub trait Peer: Send + Sync + 'static {
     fn hold<R>(&self, f: impl FnOnce() -> R) -> R;
     /// Tries to take a permit without blocking; returns it at once if it got one.
     fn try_hold(&self) -> bool;
+    /// The semaphore's own counts of what its contended acquires did, where it keeps them
+    /// (parksema built with the `profile` feature).
+    fn own_counts(&self) -> Option<OwnCounts> {
+        None
+    }
+}
+
+/// What a semaphore's contended acquires did (parksema's contention profile), in all or per
+/// operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct OwnCounts {
+    /// Acquires that did not find a permit free.
+    pub contended: f64,
+    /// Rounds of spinning before parking.
+    pub spins: f64,
+    /// Parks.
+    pub parks: f64,
+    /// Wake-ups that found no permit (another thread took it first).
+    pub wakeups_without_permits: f64,
+    /// Acquires handed their permit by a release.
+    pub handoffs: f64,
+}
+
+impl OwnCounts {
+    /// These counts divided by `ops` operations.
+    pub fn per_op(self, ops: u64) -> OwnCounts {
+        let d = ops.max(1) as f64;
+        OwnCounts {
+            contended: self.contended / d,
+            spins: self.spins / d,
+            parks: self.parks / d,
+            wakeups_without_permits: self.wakeups_without_permits / d,
+            handoffs: self.handoffs / d,
+        }
+    }
+}
+
+/// parksema's contention profile as `OwnCounts` (feature `profile`).
+#[cfg(feature = "profile")]
+fn parksema_counts(sem: &parksema::Semaphore) -> Option<OwnCounts> {
+    let p = sem.profile();
+    Some(OwnCounts {
+        contended: p.contended_acquires as f64,
+        spins: p.spins as f64,
+        parks: p.parks as f64,
+        wakeups_without_permits: p.wakeups_without_permits as f64,
+        handoffs: p.handoffs as f64,
+    })
+}
+#[cfg(not(feature = "profile"))]
+fn parksema_counts(sem: &parksema::Semaphore) -> Option<OwnCounts> {
+    let _ = sem;
+    None
 }
 
 /// A semaphore that can be signalled without a guard: the ping-pong of the wake-latency run.
@@ -76,6 +129,9 @@ impl Peer for Parksema {
     #[inline]
     fn try_hold(&self) -> bool {
         self.try_acquire().is_ok()
+    }
+    fn own_counts(&self) -> Option<OwnCounts> {
+        parksema_counts(self)
     }
 }
 
@@ -334,6 +390,9 @@ impl Peer for ParksemaFifo {
     fn try_hold(&self) -> bool {
         self.0.try_hold()
     }
+    fn own_counts(&self) -> Option<OwnCounts> {
+        parksema_counts(&self.0)
+    }
 }
 
 /// parksema in `Fairness::Barging` mode (no fairness timer).
@@ -356,6 +415,9 @@ impl Peer for ParksemaBarging {
     fn try_hold(&self) -> bool {
         self.0.try_hold()
     }
+    fn own_counts(&self) -> Option<OwnCounts> {
+        parksema_counts(&self.0)
+    }
 }
 
 /// parksema (`Eventual`, the default), every permit returned with `release_fair`.
@@ -377,6 +439,9 @@ impl Peer for ParksemaReleaseFair {
     #[inline]
     fn try_hold(&self) -> bool {
         self.0.try_acquire().map(|p| p.release_fair()).is_ok()
+    }
+    fn own_counts(&self) -> Option<OwnCounts> {
+        parksema_counts(&self.0)
     }
 }
 

@@ -39,6 +39,20 @@ pub struct ContentionRow {
     pub longest_streak: u64,
     /// CPU time per operation, all threads, ns.
     pub cpu_ns_per_op: f64,
+    /// Voluntary context switches of the worker threads per operation.
+    pub voluntary_switches_per_op: f64,
+    /// Involuntary context switches (preemptions) of the worker threads per operation.
+    pub involuntary_switches_per_op: f64,
+    /// Futex system calls of the process per operation (empty where not counted).
+    pub futex_per_op: Option<f64>,
+    /// parksema's own counts per operation (with the `profile` feature; else empty).
+    pub spins_per_op: Option<f64>,
+    /// Parks per operation.
+    pub parks_per_op: Option<f64>,
+    /// Wake-ups that found no permit, per operation.
+    pub wasted_wakeups_per_op: Option<f64>,
+    /// Acquires handed their permit, per operation.
+    pub handoffs_per_op: Option<f64>,
 }
 
 /// One row of `latency.csv`.
@@ -407,4 +421,36 @@ pub fn chart(
         .draw()?;
     root.present()?;
     Ok(())
+}
+
+/// The per-operation costs of every peer in the cells `keep` selects: throughput, CPU,
+/// context switches, futex calls and (parksema with `profile`) its own spins, parks, wake-ups
+/// that found nothing, and handoffs.
+pub fn counters_table(rows: &[ContentionRow], keep: impl Fn(&ContentionRow) -> bool) -> String {
+    let opt = |v: Option<f64>| v.map_or("·".to_string(), |v| format!("{v:.3}"));
+    let mut out = String::from(
+        "| T | P | hold | between | peer | ops/s | CPU per op | voluntary switches | involuntary switches | futex calls | spins | parks | wake-ups for nothing | handoffs |\n\
+         |---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for r in rows.iter().filter(|r| keep(r)) {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} ns | {} ns | {} | {} | {} | {:.3} | {:.3} | {} | {} | {} | {} | {} |",
+            r.threads,
+            r.permits,
+            r.hold_ns,
+            r.between_ns,
+            r.peer,
+            si(r.ops_per_sec),
+            ns(r.cpu_ns_per_op),
+            r.voluntary_switches_per_op,
+            r.involuntary_switches_per_op,
+            opt(r.futex_per_op),
+            opt(r.spins_per_op),
+            opt(r.parks_per_op),
+            opt(r.wasted_wakeups_per_op),
+            opt(r.handoffs_per_op),
+        );
+    }
+    out
 }
