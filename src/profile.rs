@@ -52,6 +52,16 @@ mod off {
 /// was called. An acquire is contended when its permits were not free at the call: only
 /// those are counted, and only those waited.
 ///
+/// The numbers are kept per address, outside the semaphore (which stays 16 bytes), and a
+/// dropped semaphore's go with it. A semaphore that moves after a contended acquire (into a
+/// `Vec`, a `Box`, an `Arc`, or returned by value) leaves them behind: the moved one starts
+/// from zero, and one made later at the old address reads them until it calls
+/// `reset_profile`. Profile a semaphore that stays where it is: a `static`, or one put in
+/// its `Arc` or `Box` before it is shared.
+///
+/// The feature gives `Semaphore` a `Drop` (to forget a dropped semaphore's numbers), so
+/// with it on a `Semaphore` cannot be dropped inside a `const fn`.
+///
 /// # Examples
 ///
 #[doc = crate::doc_fence!()]

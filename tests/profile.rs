@@ -157,3 +157,24 @@ fn reset_and_drop_start_over() {
     *slot = Semaphore::new(0);
     assert_eq!(slot.profile(), Profile::default());
 }
+
+#[test]
+fn the_numbers_stay_at_the_address_when_a_semaphore_moves() {
+    let _guard = hang_guard("the_numbers_stay_at_the_address_when_a_semaphore_moves");
+    let mut slot = std::mem::MaybeUninit::<Semaphore>::uninit();
+    let first = slot.write(Semaphore::new(0));
+    let _ = first.try_acquire_for(Duration::from_millis(1));
+    assert_eq!(first.profile().contended_acquires, 1);
+    // SAFETY: `slot` was initialized just above and is not read again before it is
+    // written anew below.
+    let moved = unsafe { slot.assume_init_read() };
+    // The moved semaphore starts from zero.
+    assert_eq!(moved.profile(), Profile::default());
+    // A semaphore made later at the old address reads what was left there, until it resets.
+    let second = slot.write(Semaphore::new(0));
+    assert_eq!(second.profile().contended_acquires, 1);
+    second.reset_profile();
+    assert_eq!(second.profile(), Profile::default());
+    // SAFETY: `slot` holds `second`, initialized above; it is dropped once, here.
+    unsafe { slot.assume_init_drop() };
+}
