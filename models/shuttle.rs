@@ -644,7 +644,7 @@ mod replay {
     fn pinned_lost_waiters_schedule_replays() {
         shuttle::replay(
             || scenarios::wakes_every_waiter(Build::flawed(Flaw::LostWaiters), 3, false),
-            "91024be4f2b1febba0b5803d8024902405591449c8a225813028c094488822410220414884215b9601",
+            "91024d8ab9e29cffefceed1a00288912640a320d1a04455124051282008a144909146458300c59b664",
         );
     }
 
