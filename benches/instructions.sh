@@ -4,11 +4,12 @@
 # exit cancel out. Usage: benches/instructions.sh [OPS...] (default: every operation the
 # `instructions` binary knows), or benches/instructions.sh --check, which counts every
 # operation of benches/instructions.budget and fails if one costs more than its budget.
-# Needs valgrind.
+# Needs valgrind. PARKSEMA_BENCH_FEATURES (e.g. `profile`) builds the binary with those
+# features of the benchmark crate.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind not found: apt-get install valgrind" >&2; exit 1; }
-cargo build -q --release -p parksema-bench --bin instructions
+cargo build -q --release -p parksema-bench --bin instructions --features "${PARKSEMA_BENCH_FEATURES:-}"
 bin=target/release/instructions
 n=100000
 budget=benches/instructions.budget

@@ -180,6 +180,16 @@
 //! - **Not instead of a `Mutex`** when one permit guards data: a mutex ties the guard to the
 //!   data and is the clearer tool.
 //!
+//! # Where the time goes: the contention profile
+//!
+//! With the cargo feature `profile` (off by default), `Semaphore::profile` returns what the
+//! semaphore's contended acquires did: how many there were, how often they spun, parked and
+//! were woken to find nothing, how many were handed their permits, and percentiles of how
+//! long they waited. The numbers live in a side table keyed by the semaphore's address, so
+//! the type keeps its two words and the uncontended paths their cost; each contended acquire
+//! records once, when it returns (one lock of one shard). See `Profile` for what moving a
+//! semaphore does to its numbers.
+//!
 //! # How it is checked
 //!
 //! The same state machine is compiled three ways: against real `parking_lot_core` for stress
