@@ -18,34 +18,9 @@ pub(crate) use on::*;
 #[cfg(not(all(feature = "profile", not(any(feature = "loom", feature = "shuttle")))))]
 pub(crate) use off::*;
 
-/// What one contended acquire did, counted locally and recorded when it returns.
+/// The hooks without the feature (or under the checkers): nothing.
 #[cfg(not(all(feature = "profile", not(any(feature = "loom", feature = "shuttle")))))]
-mod off {
-    use super::Outcome;
-
-    /// The hooks of one contended acquire: nothing.
-    #[derive(Debug)]
-    pub(crate) struct Acquire;
-
-    impl Acquire {
-        #[inline(always)]
-        pub(crate) fn start() -> Self {
-            Acquire
-        }
-        #[inline(always)]
-        pub(crate) fn spun(&mut self) {}
-        #[inline(always)]
-        pub(crate) fn parked(&mut self) {}
-        #[inline(always)]
-        pub(crate) fn woken(&mut self) {}
-        #[inline(always)]
-        pub(crate) fn handed(&mut self) {}
-        #[inline(always)]
-        pub(crate) fn finish(self, key: usize, outcome: Outcome) {
-            let _ = (key, outcome);
-        }
-    }
-}
+mod off;
 
 /// What a semaphore's contended acquires cost, from its creation (or the last
 /// [`reset_profile`](crate::Semaphore::reset_profile)) until [`profile`](crate::Semaphore::profile)
@@ -248,6 +223,22 @@ mod on {
         let mut table = shard(key).lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = table.as_mut() {
             t.remove(&key);
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::shard;
+
+        #[test]
+        fn neighbouring_semaphores_lock_different_shards() {
+            let sems: Vec<crate::Semaphore> = (0..4).map(|_| crate::Semaphore::new(0)).collect();
+            for pair in sems.windows(2) {
+                assert!(
+                    !std::ptr::eq(shard(pair[0].key()), shard(pair[1].key())),
+                    "two semaphores side by side share a shard"
+                );
+            }
         }
     }
 }
