@@ -6,12 +6,13 @@
 #   benches/device.sh run OUT [THREADS]  # there: the contention matrix up to THREADS (default
 #                                        # 64) and the fairness experiment, written to OUT
 #
-# Sizes, chosen to finish within 8 minutes on 16 cores: the matrix (16 thread/permit shapes
-# at T = 64, x 3 hold times x 2 gaps, 14 peers at one permit and 7 elsewhere: 966 peer-cells)
-# at 100 ms a cell and 3 runs each is about 290 s; the wake latency and the large request
-# behind small ones about 25 s; the fairness experiment (11 peers x 3 hold times x 5 runs)
-# at 500 ms a run 83 s. Halving the cells to fit costs precision, not cells: on 2 cores,
-# 100 ms cells moved single ratios by about as much as run-to-run noise did at 200 ms.
+# Sizes, chosen to finish within 8 minutes on 16 cores: the matrix (17 thread/permit shapes
+# up to T = 64, x 3 hold times x 2 gaps; 14 peers at one permit and 7 elsewhere: 1 008
+# peer-cells) at 100 ms a cell and 3 runs each is about 300 s of measuring; the wake latency
+# and the large request behind small ones about 25 s; the fairness experiment (11 peers x 3
+# hold times x 5 runs) at 500 ms a run 83 s: about 410 s in all, plus starting the threads.
+# Halving the cells (200 ms in `cargo xtask bench`) is what buys the time: it costs
+# precision, not cells.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=target/device
