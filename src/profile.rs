@@ -51,12 +51,14 @@ mod off;
 /// while sem.parked_threads() == 0 {
 ///     thread::sleep(Duration::from_millis(1));
 /// }
+/// // The waiter is parked: its wait lasts at least this long.
+/// thread::sleep(Duration::from_millis(10));
 /// sem.add_permits(1);
 /// waiter.join().unwrap();
 /// let p = sem.profile();
 /// assert_eq!(p.contended_acquires, 1);
 /// assert!(p.parks >= 1);
-/// assert!(p.wait_max >= Duration::from_millis(1));
+/// assert!(p.wait_max >= Duration::from_millis(10));
 /// ```
 #[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
