@@ -194,7 +194,7 @@ fn build(root: &Path, flawed: bool, quiet: bool) -> Result<(PathBuf, PathBuf), S
         "build",
         "--release",
         "-p",
-        "watchdog",
+        "parksema-watchdog",
         "--bin",
         "watchdog",
     ]];

@@ -99,7 +99,7 @@ impl Step {
                 "-p",
                 "parksema",
                 "-p",
-                "watchdog",
+                "parksema-watchdog",
                 "-p",
                 "parkcheck",
                 "-p",
@@ -267,7 +267,7 @@ pub(crate) fn verify(settings: Settings, steps: &[Step], json: Option<&Path>) ->
                 "--release",
                 "--quiet",
                 "-p",
-                "watchdog",
+                "parksema-watchdog",
                 "--bin",
                 "watchdog",
             ])
