@@ -15,11 +15,10 @@
 //! mutex) was reached by some execution.
 //!
 //! With `PARKSEMA_REPORT=FILE` each model and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`models/report.rs`).
+//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
 
 #![cfg(feature = "loom")]
 
-#[path = "../../models/report.rs"]
 mod report;
 mod scenarios;
 

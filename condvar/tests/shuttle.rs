@@ -13,11 +13,10 @@
 //! `shuttle::replay(body, "...")` reruns exactly that schedule.
 //!
 //! With `PARKSEMA_REPORT=FILE` each check and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`models/report.rs`).
+//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
 
 #![cfg(feature = "shuttle")]
 
-#[path = "../../models/report.rs"]
 mod report;
 mod scenarios;
 

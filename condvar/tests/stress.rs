@@ -13,11 +13,10 @@
 //! `process::exit`; the parent asserts on the child's exit code and output.
 //!
 //! With `PARKSEMA_REPORT=FILE` each scenario and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`models/report.rs`).
+//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
 
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
-#[path = "../../models/report.rs"]
 mod report;
 mod scenarios;
 

@@ -13,7 +13,6 @@
 
 #![cfg(feature = "loom")]
 
-#[path = "../../models/report.rs"]
 mod report;
 #[path = "scenarios.rs"]
 mod scenarios;

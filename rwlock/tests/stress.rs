@@ -13,7 +13,6 @@
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
-#[path = "../../models/report.rs"]
 mod report;
 #[path = "scenarios.rs"]
 mod scenarios;
