@@ -274,7 +274,7 @@ const MODELS: &[Model] = &[
         bound: Some(4),
         body: scenarios::woken_out_barged_passes_on,
     },
-    // (c) again, on a `Barging` semaphore (seed 000's protocol: no fairness timer). Bound 3:
+    // (c) again, on a `Barging` semaphore (the plain barging protocol: no fairness timer). Bound 3:
     // 38 649 executions, 6.0 s.
     Model {
         name: "wakes_every_waiter_barging",
@@ -1155,7 +1155,7 @@ mod catches {
 }
 
 /// For every model and every flaw, the smallest preemption bound at which loom catches the
-/// flaw, printed as the README's depth table.
+/// flaw, printed as the verification guide's depth table.
 #[cfg(feature = "broken_sema")]
 #[test]
 #[ignore = "a measurement of several minutes; run by hand (see the module docs)"]

@@ -899,7 +899,7 @@ fn api_matches_the_model() {
 /// it (nothing races, and a case never parks: it calls a blocking acquire only when the
 /// permits are free). Each flaw runs 128 cases here (under a second in all; 1 024 with
 /// `PARKSEMA_FULL=1`, as `cargo xtask verify --full` sets), recorded for the report; if one
-/// is ever caught the README's matrix is wrong, and this test says so.
+/// is ever caught the verification guide's matrix is wrong, and this test says so.
 #[cfg(feature = "broken_sema")]
 #[test]
 fn blind_to_every_flaw() {
@@ -953,7 +953,7 @@ fn blind_to_every_flaw() {
         );
         assert_eq!(
             caught, None,
-            "the single-threaded model test caught {flaw:?}: the README's matrix says it cannot"
+            "the single-threaded model test caught {flaw:?}: the verification guide's matrix says it cannot"
         );
     }
 }

@@ -218,7 +218,7 @@ pub(crate) fn mutual_exclusion(build: Build, permits: usize, threads: usize, rou
     assert_conserved(&sem, permits);
 }
 
-/// (b) The three interleavings of clearing `WAITERS` (seed 000): two acquirers find no
+/// (b) The three interleavings of clearing `WAITERS`: two acquirers find no
 /// permit while a third thread adds two permits at once. Every schedule includes one of: a
 /// waiter queued before the unpark callback decides (it keeps `WAITERS`); a waiter that set
 /// `WAITERS` but validates after the clear (it must see the clear and start over); an unpark

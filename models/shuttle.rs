@@ -370,7 +370,7 @@ fn eventual_timer_hands_over() {
 }
 
 /// Schedules each catch test explores: the flaws are found within the first hundred (the
-/// README's matrix), so 1 000 leaves a margin of ten; `SHUTTLE_ITERATIONS` scales it.
+/// verification guide's matrix), so 1 000 leaves a margin of ten; `SHUTTLE_ITERATIONS` scales it.
 const SCHEDULES: usize = 1000;
 
 /// Runs `body` under the random scheduler, records the cell, and asserts that shuttle
@@ -447,7 +447,7 @@ mod catches {
 
     /// The matrix's blind cells: shuttle runs every atomic operation as `SeqCst`, so the two
     /// ordering flaws change nothing it can observe, and the scenarios that loom catches them
-    /// with pass here. Recorded for the report; if one is ever caught the README's matrix is
+    /// with pass here. Recorded for the report; if one is ever caught the verification guide's matrix is
     /// wrong, and this test says so. 1 000 random schedules each (about a second in all),
     /// ten times that with `PARKSEMA_FULL=1` (`cargo xtask verify --full`), times
     /// `SHUTTLE_ITERATIONS`.
@@ -496,7 +496,7 @@ mod catches {
             );
             assert_eq!(
                 caught, None,
-                "shuttle caught {flaw:?} in {scenario}: the README's matrix says it cannot"
+                "shuttle caught {flaw:?} in {scenario}: the verification guide's matrix says it cannot"
             );
         }
     }
@@ -1137,7 +1137,7 @@ mod against_the_spec {
         }
         // The blind cells: shuttle runs every atomic operation as SeqCst, so the ordering
         // flaws change nothing a history shows. The first 100 programs (about 3 s each) are
-        // run against each and must pass; a catch means the README's matrix is wrong.
+        // run against each and must pass; a catch means the verification guide's matrix is wrong.
         for (name, flaw) in [
             ("RelaxedOrdering", Flaw::RelaxedOrdering),
             ("RelaxedWhenWaited", Flaw::RelaxedWhenWaited),

@@ -4,7 +4,8 @@
 //! `Semaphore::with_flaw(permits, Some(flaw))`, so one test binary runs every check against
 //! the correct semaphore (which must pass) and against each flaw (which must be caught, with
 //! the violated property named). A flaw that no check catches is a defect of the suite.
-//! The README's checks-by-flaws matrix says which check catches which flaw, and how fast.
+//! The checks-by-flaws matrix of `docs/verification.md` says which check catches which flaw,
+//! and how fast.
 
 use std::time::Instant;
 
@@ -51,8 +52,8 @@ pub enum Flaw {
     /// checking that the word is still the one it read.
     ///
     /// Caught by: loom's deadlock report (models `waiters_bit_races` and
-    /// `wakes_every_waiter`; the smallest preemption bound that finds it is in the README's
-    /// depth table), shuttle's (`catches_stale_validate`), and on real threads a watchdog
+    /// `wakes_every_waiter`; the smallest preemption bound that finds it is in the depth
+    /// table of `docs/verification.md`), shuttle's (`catches_stale_validate`), and on real threads a watchdog
     /// stall of `never_exceeds_permits` (`catches_stale_validate_in_never_exceeds_permits`;
     /// the gap yields the CPU on real threads, so a release lands in it within the run).
     StaleValidate,
@@ -66,8 +67,9 @@ pub enum Flaw {
     /// Caught by: loom's models `woken_takes_another_releasers_permit` (a woken thread takes
     /// the permit of a releaser that woke someone else) and `unwind_and_move` (the waiter
     /// takes the permit without parking, while `WAITERS` is set): a causality violation. Shuttle and x86-64 threads cannot see it, as
-    /// `RelaxedOrdering`. It was built to fall into the earlier mock's extra happens-before
-    /// edge and did not (the README's "The mock's happens-before" has the measurement).
+    /// `RelaxedOrdering`. It was built to fall into the model's optional re-lock edge
+    /// (`relock_on_wake`, a happens-before edge the real crate lacks) and did not
+    /// (`docs/verification.md`, "The model's happens-before", has the measurement).
     RelaxedWhenWaited,
 
     /// A waiter whose deadline has passed by the time an unpark chose it gives up at once
@@ -81,7 +83,7 @@ pub enum Flaw {
     /// the untimed waiter is never woken), and on real threads by the stress scenario
     /// `timeout_at_release` (a watchdog stall), whose release lands just after the deadline,
     /// usually before the kernel's timer wakes the timed waiter (timing-dependent; the
-    /// README's real-thread matrix says how often). On real threads the woken waiter yields
+    /// real-thread matrix of `docs/verification.md` says how often). On real threads the woken waiter yields
     /// the CPU before it looks at the clock (`timeout_leak_window`), so that a release just
     /// before the deadline is met as one just after it on a busy machine.
     TimeoutLeak,
@@ -214,7 +216,8 @@ fn timeout_leak_window(deadline: Instant) -> bool {
 
 /// The window of [`Flaw::TimeoutLeak`] under the model checkers: none. Their mocked clock
 /// already lets the checker put the deadline anywhere around the unpark, and a second look
-/// at it would only add interleavings to the models whose counts the README records.
+/// at it would only add interleavings to the models whose counts `docs/verification.md`
+/// records.
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 fn timeout_leak_window(_deadline: Instant) -> bool {
     false

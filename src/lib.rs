@@ -48,6 +48,64 @@
 //! assert_eq!(budget.available_permits(), 64);
 //! ```
 //!
+//! # The API at a glance
+//!
+//! - Construction: [`Semaphore::new`] (a `const fn`, [`Fairness::Eventual`]) and
+//!   [`Semaphore::with_fairness`] (also `const`); both panic above
+//!   [`Semaphore::MAX_PERMITS`] (`usize::MAX >> 3`). [`Semaphore::fairness`] reads the mode.
+//! - Acquires, each returning a borrowed [`Permit`]: [`acquire`](Semaphore::acquire) and
+//!   [`acquire_many`](Semaphore::acquire_many) block; [`try_acquire`](Semaphore::try_acquire)
+//!   and [`try_acquire_many`](Semaphore::try_acquire_many) never block;
+//!   [`try_acquire_for`](Semaphore::try_acquire_for),
+//!   [`try_acquire_until`](Semaphore::try_acquire_until),
+//!   [`try_acquire_many_for`](Semaphore::try_acquire_many_for) and
+//!   [`try_acquire_many_until`](Semaphore::try_acquire_many_until) wait until a deadline. The
+//!   same eight with `_owned` take an `Arc<Semaphore>` and return an [`OwnedPermit`] (`Send +
+//!   Sync + 'static`).
+//! - Releases: dropping a guard (also while unwinding), [`Permit::release_fair`] (hand the
+//!   permits to the parked threads they satisfy), [`Semaphore::add_permits`] (panics, naming
+//!   the numbers and leaving the count untouched, if the count would pass `MAX_PERMITS`) and
+//!   [`Semaphore::try_add_permits`] (returns that as an [`AddPermitsError`]).
+//! - Guards: [`num_permits`](Permit::num_permits), [`split`](Permit::split),
+//!   [`merge`](Permit::merge), [`forget`](Permit::forget) and
+//!   [`release_fair`](Permit::release_fair), on both [`Permit`] and [`OwnedPermit`].
+//! - The rest: [`forget_permits`](Semaphore::forget_permits) (takes up to n free permits out
+//!   for good, never touching a flag), [`close`](Semaphore::close) /
+//!   [`is_closed`](Semaphore::is_closed), [`available_permits`](Semaphore::available_permits),
+//!   and [`parked_threads`](Semaphore::parked_threads) (a diagnostic: it asks the park table).
+//! - Errors: [`AcquireError`] (`Closed`, `TooLarge`) and [`TryAcquireError`] (`Closed`,
+//!   `NoPermits`, `TimedOut`, `TooLarge`), both `#[non_exhaustive]`, `std::error::Error` and
+//!   `Display`.
+//!
+//! # Semantics at the edges
+//!
+//! - **Closed is checked first**: every acquire of a closed semaphore fails, a request of
+//!   zero included. On an open one a request of zero succeeds at once. A request of more than
+//!   `MAX_PERMITS` fails at once with `TooLarge`, the blocking forms too: it could never be
+//!   met.
+//! - **Deadlines**: a zero duration or a deadline already past still takes permits that are
+//!   free now, without parking (as `parking_lot`'s `try_lock_for`, Java's
+//!   `tryAcquire(0, unit)` and C++'s `try_acquire_until` do), except under `Fifo` while a
+//!   thread is parked (below). A duration too large to add to now (`Duration::MAX`) waits
+//!   without a deadline. A timed-out call takes nothing.
+//! - **Never wrapping**: `add_permits` and [`Permit::merge`] refuse a count past
+//!   `MAX_PERMITS` (a panic naming the numbers, or an error from `try_add_permits`) and leave
+//!   everything as it was; `merge` also panics for permits of two different semaphores.
+//! - **Who gets a released permit** while threads wait is the semaphore's [`Fairness`]:
+//!   - `Eventual` and `Barging`: a release wakes, in the order they parked, the waiters whose
+//!     requests fit the free permits; a large request that does not fit does not hold up a
+//!     small one behind it; a thread that arrives meanwhile may take the permits first.
+//!     `Eventual` adds a timer: once a deadline drawn from 0–1 ms after the previous
+//!     handoff has passed, the first release that finds a thread parked hands it its permits.
+//!   - `Fifo`: no thread takes a permit while another is parked: the `try_` forms, and a zero
+//!     or past deadline, fail then too, as Go's `x/sync/semaphore` `TryAcquire` does (Java's
+//!     fair `Semaphore` lets its untimed `tryAcquire()` barge; its `tryAcquire(0, unit)` does
+//!     not). Requests are served in arrival order (a request arrives when the park table
+//!     queues it), and a small request behind a large head waits for it.
+//!
+//! The repository's `docs/fairness.md` has the measurements behind each mode, and its
+//! `models/spec.rs` states all of this as a sequential model.
+//!
 //! # Guarantees, and the test that checks each
 //!
 //! The repository's `docs/promises.md` lists every guarantee with all the checks that were
@@ -78,7 +136,7 @@
 //!   passed, a release that wakes a parked thread hands it the permits: loom
 //!   `eventual_timer_hands_over`.
 //! - Without `Fifo` a large request *can* wait behind a stream of small ones; measured, not
-//!   bounded, in the benchmark (the README's "Fairness").
+//!   bounded, in the benchmark (the repository's `docs/fairness.md`).
 //! - A timed-out call takes no permit, and a waiter timing out as permits are released to it
 //!   loses neither them nor the wake-up owed to the next waiter: loom
 //!   `timeout_races_release`.
@@ -150,8 +208,8 @@
 //!   permits at its first such release. A large request can still wait behind a stream of
 //!   small ones (the handoff goes to the first parked request the permits satisfy).
 //! - [`Fairness::Fifo`]: strict arrival order, no barging, every contended release a
-//!   handoff; the cost is a context switch per contended release (the README has the
-//!   numbers).
+//!   handoff; the cost is a context switch per contended release (the repository's
+//!   `docs/fairness.md` has the numbers).
 //! - [`Fairness::Barging`]: no fairness at all, for the last bit of throughput.
 //!
 //! [`Permit::release_fair`] hands a guard's permits over whatever the mode.
@@ -203,7 +261,7 @@
 //! timed-out waiter swallowing a wake-up; a release stopping at a large request that does not
 //! fit; a handoff that also counts the permits it hands over), and catch tests show each one
 //! is detected, with the violated property named. The
-//! README's matrices say which check catches which flaw and how fast.
+//! repository's `docs/verification.md` says which check catches which flaw and how fast.
 
 /// The opening fence of a doc example: a tested example in the real build, ignored under the
 /// model checkers (`loom`, `shuttle`), whose atomics work only inside a model.

@@ -49,7 +49,7 @@ const HANDED: UnparkToken = UnparkToken(1);
 /// | `Fifo` | the parked threads, in arrival order: no thread takes a permit while another is parked, and a small request waits behind a larger one at the head | every contended release is a handoff: one wake-up per hand-over, no barging |
 /// | `Barging` | whoever takes it first, without bound | none: the highest throughput, and one thread can keep the permits for as long as it keeps re-acquiring |
 ///
-/// The README's "Fairness" section has the measurements behind the last column.
+/// The repository's `docs/fairness.md` has the measurements behind the last column.
 ///
 /// # Examples
 ///

@@ -104,7 +104,7 @@ fn assert_stranded(
 
 /// `StaleValidate` on real threads: the gap before the bucket lock yields, and with one
 /// permit among eight threads a release lands in it within the run (10 of 10 release runs,
-/// the README's matrix).
+/// the verification guide's matrix).
 ///
 /// Measured beside two busy processes (`yes > /dev/null`, twice, on the 2-core machine), in the
 /// release build (`cargo xtask verify`'s): caught in 20 of 20 runs of this check, in 2.3–7.8 s.
@@ -145,7 +145,7 @@ fn catches_weighted_lost_wakeup_in_small_behind_large() {
 
 /// `TimeoutLeak` on real threads: the release lands just after the timed waiter's deadline,
 /// usually before the kernel's timer wakes it, so the release chooses a waiter whose
-/// deadline has passed; timing-dependent (the README's real-thread matrix says how often it
+/// deadline has passed; timing-dependent (the verification guide's real-thread matrix says how often it
 /// was caught).
 ///
 /// Measured beside two busy processes (`yes > /dev/null`, twice, on the 2-core machine), in the
@@ -214,7 +214,7 @@ fn matrix_runs() -> usize {
 }
 
 /// Every scenario against every flaw: prints the checks-by-flaws matrix of this machine and
-/// this build (the README's comes from it) and fails if a flaw that real threads can show
+/// this build (the verification guide's comes from it) and fails if a flaw that real threads can show
 /// goes uncaught by all. Two flaws are run and reported but not required: `RelaxedOrdering`
 /// and `RelaxedWhenWaited`, because on x86-64 every locked read-modify-write is a full
 /// barrier, so weakening the orderings changes nothing the hardware does (two loom models

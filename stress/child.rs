@@ -31,7 +31,7 @@ pub(crate) const SCENARIOS: [&str; 11] = [
 /// Runs scenario `name` against `build`.
 pub(crate) fn run_scenario(name: &str, build: Build) -> String {
     match name {
-        // The smallest of seed 000's sizes, where the most threads compete for one permit.
+        // The smallest of the full sizes, where the most threads compete for one permit.
         "never_exceeds_permits" => scenarios::never_exceeds_permits(build, 1, 8, PER_THREAD),
         "wakes_every_parked_thread" => scenarios::wakes_every_parked_thread(build, 32),
         "mixed_traffic" => scenarios::mixed_traffic(build, 4, 16, PER_THREAD),

@@ -1,7 +1,7 @@
 //! Real-thread stress tests of `parksema`, every one under the in-process watchdog, so a
 //! lost wakeup ends as a fast stall report instead of a hung test.
 //!
-//! Sizes: release builds run seed 000's full sizes; debug builds run a tenth of the
+//! Sizes: release builds run the full sizes; debug builds run a tenth of the
 //! iterations (the same thread counts), which keeps `cargo test` quick while still parking
 //! and waking thousands of times.
 //!
@@ -30,7 +30,7 @@ mod catches;
 use parksema::Fairness;
 use support::Build;
 
-/// Iterations per thread for the long-running scenarios: seed 000's 20 000 in release
+/// Iterations per thread for the long-running scenarios: 20 000 in release
 /// builds, a tenth of that in debug builds (unoptimized atomics and park calls are about ten
 /// times slower, and the debug run is the quick one).
 pub(crate) const PER_THREAD: usize = if cfg!(debug_assertions) {
@@ -42,7 +42,7 @@ pub(crate) const PER_THREAD: usize = if cfg!(debug_assertions) {
 #[test]
 fn never_exceeds_permits() {
     let start = std::time::Instant::now();
-    // Seed 000's sizes: 1 permit among 8 threads, 3 among 16, 8 among 32.
+    // The full sizes: 1 permit among 8 threads, 3 among 16, 8 among 32.
     for (permits, threads) in [(1, 8), (3, 16), (8, 32)] {
         let summary =
             scenarios::never_exceeds_permits(Build::CORRECT, permits, threads, PER_THREAD);

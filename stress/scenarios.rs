@@ -12,7 +12,7 @@ use parksema::{AcquireError, Semaphore, TryAcquireError};
 
 use crate::support::{Build, Holders, Rng, arm, arm_with, describe, join_all, wait_until};
 
-/// Seed 000's first test: `threads` threads each take and return a permit `per_thread`
+/// The first stress test: `threads` threads each take and return a permit `per_thread`
 /// times; never more holders than `permits`, every permit back, the exact total counted.
 pub(crate) fn never_exceeds_permits(
     build: Build,
@@ -48,7 +48,7 @@ pub(crate) fn never_exceeds_permits(
                             std::panic::resume_unwind(e);
                         }
                         acquisitions.fetch_add(1, Ordering::Relaxed);
-                        // Seed 000 yields now and then while holding, so that holders overlap
+                        // The holder yields now and then while holding, so that holders overlap
                         // with parked and spinning acquirers.
                         if i % 64 == 0 {
                             thread::yield_now();
@@ -87,7 +87,7 @@ pub(crate) fn never_exceeds_permits(
     )
 }
 
-/// Seed 000's second test: with no permit, `waiters` threads park; then `waiters` single
+/// The second stress test: with no permit, `waiters` threads park; then `waiters` single
 /// releases must wake every one of them, and the count ends at 0.
 pub(crate) fn wakes_every_parked_thread(build: Build, waiters: usize) -> String {
     let sem = Arc::new(build.semaphore(0));

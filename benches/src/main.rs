@@ -457,13 +457,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     fs::write(args.out.join("report.md"), &md)?;
 
-    // The summary the README shows: everything but the contention matrix, which is cut to
+    // The summary benches/README.md shows: everything but the contention matrix, which is cut to
     // one work setting, and one chart.
     let mut summary = String::new();
     let _ = writeln!(summary, "Machine: {}.", machine());
     let _ = writeln!(
         summary,
-        "Command: `cargo xtask bench --out benches/results`; the full report, CSV files and charts are in [`benches/results/`](benches/results/report.md).\n"
+        "Command: `cargo xtask bench --out benches/results`; the full report, CSV files and charts are beside this file ([`report.md`](report.md)).\n"
     );
     let _ = writeln!(summary, "Uncontended, one thread (criterion):");
     summary.push_str(&report::micro_table(&micro, &PEERS));
@@ -490,10 +490,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }));
     let chart = format!("throughput-p1-hold{detail_hold}.svg");
     if args.out.join(&chart).exists() {
-        let _ = writeln!(
-            summary,
-            "\n![Throughput at one permit](benches/results/{chart})"
-        );
+        let _ = writeln!(summary, "\n![Throughput at one permit]({chart})");
     }
     fs::write(args.out.join("summary.md"), &summary)?;
     println!("{md}");

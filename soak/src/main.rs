@@ -22,8 +22,8 @@
 //!   when the permits are free; sometimes `close` ends it with waiters parked;
 //! - **deadline**: a timed waiter and an untimed one behind it, a release landing from 150 µs
 //!   before the deadline to 50 µs after it;
-//! - **streak**: a few threads re-acquiring one or two permits at once (seed 004's
-//!   experiment), for the longest streak of one thread per mode.
+//! - **streak**: a few threads re-acquiring one or two permits at once (the fairness
+//!   experiment's shape), for the longest streak of one thread per mode.
 //!
 //! # What is checked, and when
 //!

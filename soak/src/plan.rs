@@ -26,8 +26,8 @@ pub(crate) enum Scenario {
     Queue,
     /// A timed waiter and an untimed one behind it; a release lands near the deadline.
     Deadline,
-    /// Seed 004's experiment: a few threads re-acquiring one or two permits at once, so the
-    /// longest streak of one thread shows what each mode allows.
+    /// The fairness experiment's shape: a few threads re-acquiring one or two permits at
+    /// once, so the longest streak of one thread shows what each mode allows.
     Streak,
 }
 

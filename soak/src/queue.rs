@@ -1,5 +1,5 @@
 //! What a release owes the threads parked in a known order, as the semaphore promises it
-//! (README "Fairness", `docs/promises.md` rows 7, 8, 17, 23 and 24), and the judgement of
+//! (docs/fairness.md, `docs/promises.md` rows 7, 8, 17, 23 and 24), and the judgement of
 //! what a real release did.
 //!
 //! The queue scenario parks its waiters one at a time (each is seen parked before the next

@@ -1397,8 +1397,8 @@ impl Round {
     // ---------------------------------------------------------------------------------
 
     /// The streak scenario: each worker loops "acquire, hold (busy), release, re-acquire at
-    /// once", as seed 004's experiment; the longest streak is recorded, not asserted (no mode
-    /// promises a bound in acquisitions: `Eventual`'s is one of time, README "Limits").
+    /// once", as the fairness experiment; the longest streak is recorded, not asserted (no mode
+    /// promises a bound in acquisitions: `Eventual`'s is one of time, docs/limits.md).
     fn streak(&self, wd: &Watchdog) {
         // Together, or the first thread spawned makes all its acquisitions (tens of
         // microseconds) before the second exists, which is a streak of no interest.

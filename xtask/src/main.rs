@@ -3,7 +3,7 @@
 //! - `verify`: the verification suite as it stands, in three builds, each with the
 //!   `broken_sema` feature so that every check runs against the correct semaphore and is
 //!   shown to catch each deliberate flaw:
-//!   - real: a release build; the stress scenarios at seed 000's sizes, the shared scenarios
+//!   - real: a release build; the stress scenarios at full size, the shared scenarios
 //!     on real threads, and the real-thread catch tests, which print the checks-by-flaws
 //!     matrix;
 //!   - loom: every model of `models/loom.rs` (bounds and costs are in that file) and its
@@ -28,6 +28,7 @@ use std::time::Instant;
 use clap::{Parser, Subcommand};
 
 mod by_hand;
+mod links;
 mod matrix;
 mod mutants;
 mod report;
@@ -48,7 +49,8 @@ enum Task {
     /// the soak's short runs), loom and shuttle, each against the correct semaphore and every
     /// deliberate flaw; with `--miri`, `--tsan`, `--mutants` those columns too. Prints one
     /// report (checks with their sizes, then the flaws × checks matrix) and exits non-zero if
-    /// a check fails, an expected catch is missed, or a cell the README calls blind is caught.
+    /// a check fails, an expected catch is missed, or a cell the verification guide calls
+    /// blind is caught.
     Verify {
         /// Seconds without output after which the supervisor reports a stall. The longest
         /// quiet stretches are a release build of the test binaries and the largest loom
@@ -124,16 +126,19 @@ enum Task {
         #[arg(last = true)]
         extra: Vec<String>,
     },
+    /// Check that every relative link and anchor in the repository's Markdown resolves, and
+    /// that the READMEs that ship in a package link only to absolute URLs.
+    Links,
     /// Run the benchmarks against the peers: criterion micro-benchmarks, the contention
-    /// matrix, wake latency and sizes, then seed 004's fairness experiment; prints the
+    /// matrix, wake latency and sizes, then the fairness experiment; prints the
     /// markdown reports and writes them with CSV files and SVG charts.
     Bench {
         /// A smoke run of a few seconds (CI): tiny criterion samples, two thread counts,
         /// 20 ms cells. Its numbers are not meant to be read.
         #[arg(long)]
         quick: bool,
-        /// Where the report, CSV files and charts go (`benches/results` holds the ones the
-        /// README shows).
+        /// Where the report, CSV files and charts go (`benches/results` holds the ones
+        /// benches/README.md shows).
         #[arg(long, default_value = "target/bench-report")]
         out: PathBuf,
         /// Extra arguments for the contention/latency binary (after `--`), e.g.
@@ -196,6 +201,7 @@ fn main() -> ExitCode {
             }
         }
         Task::Soak(args) => soak::soak(args),
+        Task::Links => links::links(),
         Task::Mutants {
             by_hand: true,
             generated,
@@ -279,7 +285,7 @@ fn bench(quick: bool, out: &std::path::Path, extra: &[String]) -> ExitCode {
     }
     cmd.args(extra);
     let mut ok = run(&mut cmd);
-    // Seed 004's fairness experiment, into the same directory.
+    // The fairness experiment, into the same directory.
     if ok {
         let mut fairness = Command::new(&cargo);
         fairness

@@ -1,5 +1,5 @@
 //! What the flaw matrix expects: for every flaw and every check that runs against it, whether
-//! the check must catch it (gated), must not (gated: the README says it cannot, with the
+//! the check must catch it (gated), must not (gated: docs/verification.md says it cannot, with the
 //! reason), or is only reported (a real-thread cell that did not catch in 20 of 20 runs with
 //! two busy processes beside it is never gated, so `cargo xtask verify` is not flaky on a
 //! shared, busy machine).
@@ -9,7 +9,7 @@
 //! those checks must fail there, which shows they can fail. A second table has the
 //! park-table model's unfaithful variants (parkcheck's conformance suite must catch each) and
 //! the condition variable's and reader-writer lock's flaws (`MODEL_ROWS`). The cells are
-//! written from the README's tables; a change to either must change the other.
+//! written from the tables of docs/verification.md; a change to either must change the other.
 
 use serde::Serialize;
 
@@ -19,8 +19,8 @@ use serde::Serialize;
 pub(crate) enum Expect {
     /// The check must report the flaw: gated.
     Catch,
-    /// The check cannot see the flaw, for this reason: gated (a catch means the README is
-    /// wrong).
+    /// The check cannot see the flaw, for this reason: gated (a catch means the verification
+    /// guide is wrong).
     Blind(&'static str),
     /// Reported, not gated: a real-thread cell caught in fewer than 20 of 20 runs with two
     /// busy processes beside it, or not measured that often.
@@ -137,12 +137,12 @@ const REAL: [&str; 11] = [
     "fifo_traffic",
 ];
 
-/// The real-thread row of `flaw`, one expectation per scenario of [`REAL`] (the README's
-/// real-thread matrix: 20/20 beside two busy processes is `Catch`, "cannot" is `Blind`, the
+/// The real-thread row of `flaw`, one expectation per scenario of [`REAL`] (the verification
+/// guide's real-thread matrix: 20/20 beside two busy processes is `Catch`, "cannot" is `Blind`, the
 /// rest `Report`).
 fn real_row(flaw: &str) -> [Expect; 11] {
     match flaw {
-        // `many_semaphores`: reported, not blind. The README once called it blind (one token,
+        // `many_semaphores`: reported, not blind. The guide once called it blind (one token,
         // one taker, one adder per semaphore), but a fresh-clone run caught it once: the
         // adder's release clears `WAITERS` inside the taker's gap, and the flawed swap writes
         // the bit back (`WAITERS left set with nobody parked`).
@@ -214,7 +214,7 @@ fn real_row(flaw: &str) -> [Expect; 11] {
             Blind(N),
             Blind(N),
         ],
-        // Measured in 2 runs only (the README's note (q)): only the cell its dedicated catch
+        // Measured in 2 runs only (the verification guide's note (q)): only the cell its dedicated catch
         // test pins is gated.
         "HandoffDoubleCount" => [
             Report, Report, Report, Report, Report, Report, Report, Report, Report, Report, Catch,
@@ -392,7 +392,7 @@ pub(crate) fn expected() -> Vec<Cell> {
         ("RelaxedWhenWaited", "visibility", Report, Report),
         // In process the release comes long before the 10 ms deadline in real time; under
         // Miri's virtual clock the deadline passes before the second waiter parks, so the
-        // timed waiter always times out first (README, "Miri and ThreadSanitizer").
+        // timed waiter always times out first (docs/verification.md, "Miri and ThreadSanitizer").
         ("TimeoutLeak", "timeout_races_release", Report, Report),
         (
             "TimeoutLeak",

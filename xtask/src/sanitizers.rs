@@ -42,7 +42,7 @@ use crate::report::Record;
 /// cell by cell: tests of `models/inproc.rs` by name, and `stress::NAME`, a scenario of
 /// `stress/` run through its child entry point (`child::child_entry`, in a process of its
 /// own as always here). Each flaw gets the scenarios the loom catch tests pair it with
-/// (README, "Flaws and which check catches them") and those found to show it on real
+/// (docs/verification.md, "Flaws and which check catches them") and those found to show it on real
 /// threads, measured with every scenario against every flaw under ThreadSanitizer (200
 /// rounds each) and the candidates under Miri (16 seeds); the comment of each says what it
 /// reported in those runs.
@@ -749,7 +749,7 @@ pub(crate) fn tsan(root: &Path, full: bool) -> Result<Vec<Record>, String> {
     }
 
     // The stress tests at their debug sizes (stress/ reads no size variable; debug is its
-    // smaller size, a tenth of seed 000's iterations), without the catch tests, which run
+    // smaller size, a tenth of the full iterations), without the catch tests, which run
     // the stress scenarios against each flaw in child processes (the real-thread column).
     let mut cmd = tsan_run(&stress, root, "none", 1, None);
     cmd.args(["--skip", "catches_"]);

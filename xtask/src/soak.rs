@@ -553,7 +553,7 @@ mod tests {
                 panic!("a flaw's soak is a cell: {record:?}");
             };
             eprintln!("{flaw}: {caught:?} in {secs:.2} s");
-            // x86-64 cannot show the two ordering flaws on real threads (README).
+            // x86-64 cannot show the two ordering flaws on real threads (docs/verification.md).
             let blind = flaw.starts_with("Relaxed") && cfg!(target_arch = "x86_64");
             assert_eq!(caught.is_none(), blind, "{flaw}: {caught:?}");
         }

@@ -221,7 +221,7 @@ struct CellRow {
     /// Fastest time to a catch.
     time_to_catch: Option<f64>,
     /// `ok`: as expected (or only reported); `MISSED`: an expected catch not seen; `WRONG`:
-    /// a cell the README calls blind was caught; `NOT RUN`: gated but not run.
+    /// a cell the verification guide calls blind was caught; `NOT RUN`: gated but not run.
     verdict: String,
 }
 
