@@ -273,6 +273,9 @@ macro_rules! doc_fence {
     (should_panic) => {
         "```should_panic"
     };
+    (compile_fail) => {
+        "```compile_fail"
+    };
 }
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 macro_rules! doc_fence {

@@ -88,6 +88,7 @@ impl<'a> Permit<'a> {
     /// assert_eq!(sem.acquire_many(4).unwrap().num_permits(), 4);
     /// assert_eq!(sem.acquire().unwrap().num_permits(), 1);
     /// ```
+    #[must_use]
     pub fn num_permits(&self) -> usize {
         self.permits
     }
@@ -104,6 +105,17 @@ impl<'a> Permit<'a> {
     /// drop(two);
     /// assert_eq!(sem.available_permits(), 2);
     /// ```
+    ///
+    /// Dropping the split-off guard at once releases its permits, which is never what a
+    /// bare `permit.split(2);` means, so the result must be used:
+    ///
+    #[doc = crate::doc_fence!(compile_fail)]
+    /// #![deny(unused_must_use)]
+    /// let sem = parksema::Semaphore::new(3);
+    /// let mut permit = sem.acquire_many(3).unwrap();
+    /// permit.split(2);
+    /// ```
+    #[must_use = "the split-off permits go back to the semaphore at once if dropped"]
     pub fn split(&mut self, n: usize) -> Option<Permit<'a>> {
         let left = self.permits.checked_sub(n)?;
         self.permits = left;
@@ -176,6 +188,7 @@ impl<'a> Permit<'a> {
     /// let permit = sem.acquire().unwrap();
     /// assert!(std::ptr::eq(permit.semaphore(), &sem));
     /// ```
+    #[must_use]
     pub fn semaphore(&self) -> &'a Semaphore {
         self.sem
     }
@@ -259,6 +272,7 @@ impl OwnedPermit {
     /// let sem = Arc::new(Semaphore::new(3));
     /// assert_eq!(sem.acquire_many_owned(3).unwrap().num_permits(), 3);
     /// ```
+    #[must_use]
     pub fn num_permits(&self) -> usize {
         self.permits
     }
@@ -276,6 +290,7 @@ impl OwnedPermit {
     /// let one = permit.split(1).unwrap();
     /// assert_eq!((permit.num_permits(), one.num_permits()), (1, 1));
     /// ```
+    #[must_use = "the split-off permits go back to the semaphore at once if dropped"]
     pub fn split(&mut self, n: usize) -> Option<OwnedPermit> {
         let left = self.permits.checked_sub(n)?;
         self.permits = left;
@@ -338,6 +353,7 @@ impl OwnedPermit {
     /// let permit = Arc::clone(&sem).acquire_owned().unwrap();
     /// assert_eq!(permit.semaphore().available_permits(), 0);
     /// ```
+    #[must_use]
     pub fn semaphore(&self) -> &Arc<Semaphore> {
         &self.sem
     }

@@ -401,6 +401,7 @@ impl Semaphore {
     ///
     /// assert_eq!(Semaphore::with_fairness(2, Fairness::Barging).fairness(), Fairness::Barging);
     /// ```
+    #[must_use]
     pub fn fairness(&self) -> Fairness {
         match self.timer.load(Ordering::Relaxed) & MODE_MASK {
             0 => Fairness::Eventual,
@@ -440,11 +441,13 @@ impl Semaphore {
     ///
     /// The permits are taken together or not at all: a thread never holds part of its
     /// request while it waits, so two threads waiting for more than half of the permits each
-    /// cannot deadlock each other. While it waits, smaller requests that fit may go ahead of
-    /// it (the semaphore barges, see the crate docs): a large request can wait behind a
-    /// stream of small ones, but a parked thread is never left asleep while its request fits
-    /// the free permits and no other thread is running (a large request parked first does not
-    /// hold up a small one behind it).
+    /// cannot deadlock each other. Who goes first while it waits is the semaphore's
+    /// [`Fairness`]. Under `Eventual` and `Barging` smaller requests that fit may go ahead of
+    /// it: a large request can wait behind a stream of small ones, but a parked thread is
+    /// never left asleep while its request fits the free permits and no other thread is
+    /// running (a large request parked first does not hold up a small one behind it). Under
+    /// `Fifo` requests are served in arrival order: a large request waits only for those
+    /// ahead of it, and holds up the ones behind it until it is served.
     ///
     /// # Errors
     ///
@@ -802,9 +805,13 @@ impl Semaphore {
         Ok(OwnedPermit::new(self, n))
     }
 
-    /// Adds `n` permits and wakes, in the order they parked, every parked thread whose
+    /// Adds `n` permits for the parked threads, as the semaphore's [`Fairness`] says. Under
+    /// `Eventual` and `Barging` it wakes, in the order they parked, every parked thread whose
     /// request fits the permits then free (a request that does not fit does not hold up a
-    /// smaller one behind it).
+    /// smaller one behind it), and a running thread may take them first; `Eventual`, once its
+    /// fairness deadline has passed, hands them over instead, as `Fifo` always does: to the
+    /// parked requests in arrival order, stopping at the first that does not fit (`Eventual`
+    /// passes over it).
     ///
     /// Permits may be added to a closed semaphore (a held permit still comes back); they
     /// are counted but never handed out.
@@ -961,7 +968,11 @@ impl Semaphore {
         if n == 0 {
             return;
         }
-        if let Err(e) = self.release(n, true) {
+        // As a guard's drop: a refused release while unwinding leaves the count as it was
+        // instead of turning the unwinding into an abort.
+        if let Err(e) = self.release(n, true)
+            && !std::thread::panicking()
+        {
             panic!("{e}");
         }
     }
@@ -1107,6 +1118,7 @@ impl Semaphore {
     /// sem.close();
     /// assert!(sem.is_closed());
     /// ```
+    #[must_use]
     pub fn is_closed(&self) -> bool {
         // Acquire: pairs with `close`'s Release.
         self.state.load(Ordering::Acquire) & CLOSED != 0
@@ -1122,6 +1134,7 @@ impl Semaphore {
     /// let _p = sem.acquire().unwrap();
     /// assert_eq!(sem.available_permits(), 1);
     /// ```
+    #[must_use]
     pub fn available_permits(&self) -> usize {
         self.state.load(Ordering::Relaxed) >> FLAG_BITS
     }
@@ -1153,6 +1166,7 @@ impl Semaphore {
     /// waiter.join().unwrap();
     /// assert_eq!(sem.parked_threads(), 0);
     /// ```
+    #[must_use]
     pub fn parked_threads(&self) -> usize {
         let mut parked = 0;
         let count = |_| {
@@ -1172,6 +1186,7 @@ impl Semaphore {
     /// threads only): see [`Profile`](crate::Profile). Reading it locks one shard of a side
     /// table that contended acquires also write.
     #[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
+    #[must_use]
     pub fn profile(&self) -> crate::Profile {
         profile::read(self.key())
     }

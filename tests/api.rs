@@ -144,6 +144,37 @@ fn a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
 }
 
 #[test]
+fn release_fair_into_a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
+    let _guard =
+        hang_guard("release_fair_into_a_full_semaphore_does_not_turn_unwinding_into_an_abort");
+    // As above, but the guards are returned with `release_fair` from a drop that runs while
+    // unwinding: a panic there would abort the process (and this test binary with it).
+    struct FairOnDrop<'a>(Option<parksema::Permit<'a>>);
+    impl Drop for FairOnDrop<'_> {
+        fn drop(&mut self) {
+            if let Some(p) = self.0.take() {
+                p.release_fair();
+            }
+        }
+    }
+    let sem = Semaphore::new(1);
+    let msg = panic_message(|| {
+        let _fair = FairOnDrop(Some(sem.acquire().unwrap()));
+        sem.add_permits(Semaphore::MAX_PERMITS);
+        panic!("first panic");
+    });
+    assert_eq!(msg, "first panic");
+    assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+    // Outside unwinding the refusal still panics, naming the numbers.
+    let other = Semaphore::new(1);
+    let held = other.acquire().unwrap();
+    other.add_permits(Semaphore::MAX_PERMITS);
+    let msg = panic_message(move || held.release_fair());
+    assert!(msg.contains("cannot add 1 permits"), "{msg}");
+    assert_eq!(other.available_permits(), Semaphore::MAX_PERMITS);
+}
+
+#[test]
 fn forget_keeps_the_permit_out() {
     let _guard = hang_guard("forget_keeps_the_permit_out");
     let sem = Semaphore::new(3);
