@@ -262,6 +262,18 @@
 //! fit; a handoff that also counts the permits it hands over), and catch tests show each one
 //! is detected, with the violated property named. The
 //! repository's `docs/verification.md` says which check catches which flaw and how fast.
+//!
+//! # Cargo features
+//!
+//! All off by default; a user of the semaphore needs none of them.
+//!
+//! - `profile`: the contention profile above (real threads only).
+//! - `loom`, `shuttle`: compile the semaphore against that model checker and parkcheck's park
+//!   table (one at a time); only the verification suite's models build this way.
+//! - `broken_sema`: the deliberate flaws, for the verification suite; never in a build you ship.
+//! - `test-support`: the helpers the verification suite's scenarios share across the three
+//!   builds (hidden, not an API). The repository's tests enable it themselves; from the
+//!   published package alone they run with `cargo test --features test-support`.
 
 /// The opening fence of a doc example: a tested example in the real build, ignored under the
 /// model checkers (`loom`, `shuttle`), whose atomics work only inside a model.
@@ -301,6 +313,8 @@ pub use permit::{OwnedPermit, Permit};
 #[cfg(all(feature = "profile", not(any(feature = "loom", feature = "shuttle"))))]
 pub use profile::Profile;
 pub use semaphore::{Fairness, Semaphore};
+/// The verification suite's helpers (feature `test-support`): not part of the API.
+#[cfg(feature = "test-support")]
 #[doc(hidden)]
 pub use sync::model as __model;
 

@@ -9,8 +9,8 @@
 //!   workspace crate `parkcheck`, `parking_lot_core` 0.10's park table modelled on that
 //!   checker, adopted by the one import below.
 //!
-//! [`model`] gives the verification suite's scenario bodies the matching threads, `Arc` and
-//! atomics, so one body runs under every build.
+//! `model` (feature `test-support` only) gives the verification suite's scenario bodies the
+//! matching threads, `Arc` and atomics, so one body runs under every build.
 
 #[cfg(all(feature = "loom", feature = "shuttle"))]
 compile_error!(
@@ -38,4 +38,5 @@ pub(crate) use parking_lot_core::{
     const_fn, now, park, unpark_filter,
 };
 
+#[cfg(feature = "test-support")]
 pub mod model;

@@ -20,6 +20,8 @@
 //!   (`--by-hand`) the mutants it cannot make, each run against its check
 //!   (`mutants/README.md` has the policy), or (`--by-hand --generated`) against the
 //!   generated programs in each build instead; `--only SUBSTRING` selects mutants by id.
+//! - `links`: every relative link and anchor in the Markdown resolves.
+//! - `public-api`: each publishable crate's public API against its listing in `api/`.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -31,6 +33,7 @@ mod by_hand;
 mod links;
 mod matrix;
 mod mutants;
+mod public_api;
 mod report;
 mod sanitizers;
 mod soak;
@@ -129,6 +132,13 @@ enum Task {
     /// Check that every relative link and anchor in the repository's Markdown resolves, and
     /// that the READMEs that ship in a package link only to absolute URLs.
     Links,
+    /// Check the public API of each publishable crate (default features) against the listing
+    /// committed in `api/`, so a change to what users can name shows in review.
+    PublicApi {
+        /// Rewrite the listings instead of checking them.
+        #[arg(long)]
+        bless: bool,
+    },
     /// Run the benchmarks against the peers: criterion micro-benchmarks, the contention
     /// matrix, wake latency and sizes, then the fairness experiment; prints the
     /// markdown reports and writes them with CSV files and SVG charts.
@@ -202,6 +212,7 @@ fn main() -> ExitCode {
         }
         Task::Soak(args) => soak::soak(args),
         Task::Links => links::links(),
+        Task::PublicApi { bless } => public_api::public_api(bless),
         Task::Mutants {
             by_hand: true,
             generated,
