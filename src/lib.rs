@@ -28,6 +28,19 @@
 //! assert_eq!(jobs.available_permits(), 3);
 //! ```
 //!
+//! # When to use it
+//!
+//! - **Instead of `tokio::sync::Semaphore`** when the waiters are OS threads rather than
+//!   async tasks: this one blocks the thread, costs two words, needs no runtime, and
+//!   `acquire` is a single CAS when a permit is free (`Fairness::Fifo` gives tokio's FIFO
+//!   order). In async code use tokio's, since blocking a runtime worker thread stalls
+//!   every task on it.
+//! - **Instead of a `Mutex<usize>` + `Condvar`** when you want the uncontended path to be one
+//!   atomic operation, no lost-wakeup reasoning of your own, timeouts, and a `static` without
+//!   lazy initialization.
+//! - **Not instead of a `Mutex`** when one permit guards data: a mutex ties the guard to the
+//!   data and is the clearer tool.
+//!
 //! # Weighted requests and timeouts
 //!
 #![cfg_attr(not(any(feature = "loom", feature = "shuttle")), doc = "```")]
@@ -224,19 +237,6 @@
 //! assert!(POOL.try_acquire().is_ok(), "nobody waits: free permits are taken");
 //! drop(big);
 //! ```
-//!
-//! # When to use it
-//!
-//! - **Instead of `tokio::sync::Semaphore`** when the waiters are OS threads rather than
-//!   async tasks: this one blocks the thread, costs two words, needs no runtime, and
-//!   `acquire` is a single CAS when a permit is free (`Fairness::Fifo` gives tokio's FIFO
-//!   order). In async code use tokio's, since blocking a runtime worker thread stalls
-//!   every task on it.
-//! - **Instead of a `Mutex<usize>` + `Condvar`** when you want the uncontended path to be one
-//!   atomic operation, no lost-wakeup reasoning of your own, timeouts, and a `static` without
-//!   lazy initialization.
-//! - **Not instead of a `Mutex`** when one permit guards data: a mutex ties the guard to the
-//!   data and is the clearer tool.
 //!
 //! # Where the time goes: the contention profile
 //!
