@@ -5,8 +5,11 @@ every run's contention.csv, printed as the median with the range (least–greate
     python3 benches/scripts/runs.py OURS DIR1 DIR2 DIR3 [--cells 'permits==1']
 
 A ratio above 1 means OURS did more operations per second. The median of the runs' ratios
-is the statistic; the range is the run-to-run spread it is read against.
+is the statistic; the range is the run-to-run spread it is read against. A cell with more
+permits than the machine's hardware threads (`--cores`, default this machine's) is marked
+`scheduler only`: nobody waits for a permit there, only for a core, so no comparison counts it.
 """
+import os
 import argparse
 import csv
 import statistics
@@ -21,6 +24,8 @@ def main() -> None:
     ap.add_argument("--cells", default="True",
                     help="a Python condition on threads, permits, hold_ns, between_ns")
     ap.add_argument("--peers", default="", help="comma-separated peers (default: all)")
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 0,
+                    help="hardware threads of the machine the runs were made on")
     args = ap.parse_args()
     # (cell, peer) -> [ops/s per run]
     ops = defaultdict(list)
@@ -44,7 +49,8 @@ def main() -> None:
         ours = ops.get((cell, args.ours))
         if not ours:
             continue
-        row = [str(threads), str(permits), f"{hold_ns} ns", f"{between_ns} ns",
+        p_cell = f"{permits} (scheduler only)" if 0 < args.cores < permits else str(permits)
+        row = [str(threads), p_cell, f"{hold_ns} ns", f"{between_ns} ns",
                f"{statistics.median(ours) / 1e6:.2f} M"]
         for p in peers:
             theirs = ops.get((cell, p))

@@ -143,12 +143,17 @@ fn machine() -> String {
                 .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
         })
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cores = cores();
     let kernel = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
         "{cpu}, {cores} hardware threads available, Linux {}",
         kernel.trim()
     )
+}
+
+/// The hardware threads this process may run on (0 where unknown).
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(0, |n| n.get())
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -416,9 +421,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         md,
         "T threads, P permits; `·`: the peer has no such cell (a mutex has one permit).\n"
     );
-    md.push_str(&report::contention_table(&rows, "parksema", &PEERS, |_| {
-        true
-    }));
+    md.push_str(&report::contention_table(
+        &rows,
+        "parksema",
+        &PEERS,
+        cores(),
+        |_| true,
+    ));
     let _ = writeln!(
         md,
         "\n## Contention: `Fifo` against the mutexes that hand over on every unlock \
@@ -428,6 +437,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &rows,
         <ParksemaFifo as Peer>::NAME,
         &FAIR_PEERS,
+        cores(),
         |r| r.permits == 1,
     ));
     let _ = writeln!(
@@ -485,9 +495,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
          parksema ÷ peer: above 1 means parksema does more operations per second; the full \
          matrix adds 0 and 1 000 ns of holding and 1 000 ns between):\n"
     );
-    summary.push_str(&report::contention_table(&rows, "parksema", &PEERS, |r| {
-        r.hold_ns == detail_hold && r.between_ns == 0
-    }));
+    summary.push_str(&report::contention_table(
+        &rows,
+        "parksema",
+        &PEERS,
+        cores(),
+        |r| r.hold_ns == detail_hold && r.between_ns == 0,
+    ));
     let chart = format!("throughput-p1-hold{detail_hold}.svg");
     if args.out.join(&chart).exists() {
         let _ = writeln!(summary, "\n![Throughput at one permit]({chart})");

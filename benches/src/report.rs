@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// One row of `contention.csv`.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ContentionRow {
     /// Threads competing.
     pub threads: usize,
@@ -254,12 +254,20 @@ fn by_cell(rows: &[ContentionRow]) -> BTreeMap<CellKey, Vec<&ContentionRow>> {
     cells
 }
 
+/// Whether a cell only measures the scheduler: more permits than the machine has hardware
+/// threads, so no thread ever waits for a permit, only for a core.
+pub fn scheduler_only(permits: usize, cores: usize) -> bool {
+    cores > 0 && permits > cores
+}
+
 /// The throughput table: `ours`' operations per second and `ours` / peer for every other
-/// peer in every cell (above 1 means `ours` does more operations per second).
+/// peer in every cell (above 1 means `ours` does more operations per second). Cells with more
+/// permits than `cores` are marked as measuring only the scheduler, with a line saying so.
 pub fn contention_table(
     rows: &[ContentionRow],
     ours: &str,
     peers: &[&str],
+    cores: usize,
     keep: impl Fn(&ContentionRow) -> bool,
 ) -> String {
     let rows: Vec<ContentionRow> = rows.iter().filter(|r| keep(r)).cloned().collect();
@@ -274,7 +282,14 @@ pub fn contention_table(
         out.push_str("---:|");
     }
     out.push('\n');
+    let mut marked = false;
     for ((t, p, hold, between), cell) in by_cell(rows) {
+        let p = if scheduler_only(p, cores) {
+            marked = true;
+            format!("{p} (scheduler only)")
+        } else {
+            p.to_string()
+        };
         let get = |name: &str| {
             cell.iter()
                 .find(|r| r.peer == name)
@@ -299,6 +314,14 @@ pub fn contention_table(
             );
         }
         out.push('\n');
+    }
+    if marked {
+        let _ = write!(
+            out,
+            "\n`scheduler only`: more permits than this machine's {cores} hardware threads, so no \
+             thread waits for a permit, only for a core; these cells measure the scheduler, and \
+             no comparison of the peers counts them.\n"
+        );
     }
     out
 }
@@ -453,4 +476,38 @@ pub fn counters_table(rows: &[ContentionRow], keep: impl Fn(&ContentionRow) -> b
         );
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ContentionRow, contention_table};
+
+    fn row(peer: &str, threads: usize, permits: usize, ops_per_sec: f64) -> ContentionRow {
+        ContentionRow {
+            threads,
+            permits,
+            peer: peer.into(),
+            ops_per_sec,
+            ..ContentionRow::default()
+        }
+    }
+
+    #[test]
+    fn cells_with_more_permits_than_cores_are_marked_scheduler_only() {
+        let rows = [
+            row("parksema", 8, 2, 2e6),
+            row("sem_t", 8, 2, 1e6),
+            row("parksema", 8, 4, 2e6),
+            row("sem_t", 8, 4, 1e6),
+        ];
+        let table = contention_table(&rows, "parksema", &["parksema", "sem_t"], 2, |_| true);
+        assert!(table.contains("| 8 | 2 | "), "{table}");
+        assert!(table.contains("| 8 | 4 (scheduler only) | "), "{table}");
+        assert!(
+            table.contains("this machine's 2 hardware threads"),
+            "{table}"
+        );
+        let unmarked = contention_table(&rows, "parksema", &["parksema", "sem_t"], 4, |_| true);
+        assert!(!unmarked.contains("scheduler only"), "{unmarked}");
+    }
 }
