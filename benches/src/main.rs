@@ -50,6 +50,14 @@ struct Args {
     /// Only the contention matrix: no wake latency, no large request behind small ones.
     #[arg(long)]
     contention_only: bool,
+    /// Only these peers in the contention matrix (their names as the report prints them,
+    /// comma-separated; default: all), e.g. for an A/B run of a change to parksema against
+    /// the peers it trails.
+    #[arg(long, value_delimiter = ',')]
+    peers: Vec<String>,
+    /// Only cells with at most this many permits.
+    #[arg(long)]
+    max_permits: Option<usize>,
 }
 
 /// The peers of the contention matrix, in table order.
@@ -80,8 +88,11 @@ const FAIR_PEERS: [&str; 5] = [
     <PlUnlockFair as Peer>::NAME,
 ];
 
-fn measure<P: Peer>(cell: Cell, reps: usize) -> Option<ContentionRow> {
+fn measure<P: Peer>(cell: Cell, reps: usize, only: &[String]) -> Option<ContentionRow> {
     if P::ONE_PERMIT_ONLY && cell.permits != 1 {
+        return None;
+    }
+    if !only.is_empty() && !only.iter().any(|name| name == P::NAME) {
         return None;
     }
     let mut runs: Vec<contention::Outcome> =
@@ -283,7 +294,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     };
     let works = pick(&args.holds_ns, &[0, 100, 1_000], &[0]);
     let betweens = pick(&args.betweens_ns, &[0, 1_000], &[0]);
-    let shapes = shapes(args.max_threads, args.quick);
+    let mut shapes = shapes(args.max_threads, args.quick);
+    shapes.retain(|&(_, p)| args.max_permits.is_none_or(|most| p <= most));
+    if let Some(unknown) = args
+        .peers
+        .iter()
+        .find(|name| !PEERS.contains(&name.as_str()))
+    {
+        return Err(format!("--peers: no peer is named {unknown:?}; the peers: {PEERS:?}").into());
+    }
     let total_cells = shapes.len() * works.len() * betweens.len();
     eprintln!(
         "contention: {total_cells} cells x up to {} peers x {reps} runs x {cell_ms} ms",
@@ -307,20 +326,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     between,
                     duration: Duration::from_millis(cell_ms),
                 };
-                rows.extend(measure::<Parksema>(cell, reps));
-                rows.extend(measure::<ParksemaFifo>(cell, reps));
-                rows.extend(measure::<ParksemaBarging>(cell, reps));
-                rows.extend(measure::<PosixSem>(cell, reps));
-                rows.extend(measure::<CondvarSem>(cell, reps));
-                rows.extend(measure::<RsEvents>(cell, reps));
-                rows.extend(measure::<AsyncLock>(cell, reps));
-                rows.extend(measure::<PlMutex012>(cell, reps));
-                rows.extend(measure::<PlFairMutex012>(cell, reps));
-                rows.extend(measure::<PlUnlockFair012>(cell, reps));
-                rows.extend(measure::<PlMutex>(cell, reps));
-                rows.extend(measure::<PlFairMutex>(cell, reps));
-                rows.extend(measure::<PlUnlockFair>(cell, reps));
-                rows.extend(measure::<StdMutex>(cell, reps));
+                rows.extend(measure::<Parksema>(cell, reps, &args.peers));
+                rows.extend(measure::<ParksemaFifo>(cell, reps, &args.peers));
+                rows.extend(measure::<ParksemaBarging>(cell, reps, &args.peers));
+                rows.extend(measure::<PosixSem>(cell, reps, &args.peers));
+                rows.extend(measure::<CondvarSem>(cell, reps, &args.peers));
+                rows.extend(measure::<RsEvents>(cell, reps, &args.peers));
+                rows.extend(measure::<AsyncLock>(cell, reps, &args.peers));
+                rows.extend(measure::<PlMutex012>(cell, reps, &args.peers));
+                rows.extend(measure::<PlFairMutex012>(cell, reps, &args.peers));
+                rows.extend(measure::<PlUnlockFair012>(cell, reps, &args.peers));
+                rows.extend(measure::<PlMutex>(cell, reps, &args.peers));
+                rows.extend(measure::<PlFairMutex>(cell, reps, &args.peers));
+                rows.extend(measure::<PlUnlockFair>(cell, reps, &args.peers));
+                rows.extend(measure::<StdMutex>(cell, reps, &args.peers));
                 progress.set_message(format!("T = {threads}, P = {permits}"));
                 progress.inc(1);
             }
