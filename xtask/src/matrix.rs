@@ -769,3 +769,109 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
         add(flaw, build, check, Catch);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{COLUMNS, Expect, ROWS, expected};
+
+    /// The README's flaws × checks table (a fresh clone's `cargo xtask verify`, copied by hand)
+    /// against these expectations: the same rows, every `k/n` cell with `n` the checks this
+    /// file runs against the flaw in that column (the gated ones, and those of the reported
+    /// ones that ran) and `k` between the gated catches and the catches plus the reported
+    /// cells, `blind` where every check of the column is blind, and `–` where none runs.
+    #[test]
+    fn the_readme_matrix_agrees_with_the_expectations() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md"))
+            .expect("README.md");
+        let check = check_readme_matrix(&readme);
+        assert_eq!(check, Ok(()));
+        // The check can fail: fewer catches than gated cells, a check more than exist, and a
+        // blind cell turned into a catch are each refused.
+        let fewer = readme.replace("| OverIssue | 7/12", "| OverIssue | 0/12");
+        assert!(check_readme_matrix(&fewer).is_err());
+        let more = readme.replace("| OverIssue | 7/12", "| OverIssue | 7/13");
+        assert!(check_readme_matrix(&more).is_err());
+        let seen = readme.replace(
+            "| RelaxedOrdering | blind (x86-64)",
+            "| RelaxedOrdering | 1/12 in < 0.01 s",
+        );
+        assert!(check_readme_matrix(&seen).is_err());
+    }
+
+    fn check_readme_matrix(readme: &str) -> Result<(), String> {
+        let mut lines = readme
+            .lines()
+            .skip_while(|l| !l.starts_with("| flaw | real threads |"));
+        let header: Vec<&str> = cells(lines.next().ok_or("the README has no flaw matrix")?);
+        let columns: Vec<&str> = header[1..]
+            .iter()
+            .map(|c| if *c == "real threads" { "real" } else { c })
+            .collect();
+        for c in &columns {
+            if !COLUMNS.contains(c) {
+                return Err(format!("unknown column `{c}`"));
+            }
+        }
+        let rows: Vec<Vec<&str>> = lines
+            .skip(1)
+            .take_while(|l| l.starts_with('|'))
+            .map(cells)
+            .collect();
+        let named: Vec<&str> = rows.iter().map(|r| r[0]).collect();
+        let flaws: Vec<&str> = ROWS
+            .iter()
+            .copied()
+            .filter(|r| !r.starts_with("mode "))
+            .collect();
+        if named != flaws {
+            return Err(format!("rows {named:?}, expected {flaws:?}"));
+        }
+        let all = expected();
+        for row in &rows {
+            for (column, text) in columns.iter().zip(&row[1..]) {
+                let here: Vec<Expect> = all
+                    .iter()
+                    .filter(|c| c.flaw == row[0] && c.build == *column)
+                    .map(|c| c.expect)
+                    .collect();
+                let at = format!("{} × {column}: `{text}`", row[0]);
+                let catch = here.iter().filter(|e| **e == Expect::Catch).count();
+                let report = here.iter().filter(|e| **e == Expect::Report).count();
+                if *text == "–" {
+                    if !here.is_empty() {
+                        return Err(format!("{at}, but {} checks run", here.len()));
+                    }
+                } else if text.starts_with("blind") {
+                    if here.is_empty() || catch + report > 0 {
+                        return Err(format!("{at}, but {catch} gated and {report} reported"));
+                    }
+                } else {
+                    let (k, n) = text
+                        .split_once(' ')
+                        .and_then(|(kn, _)| kn.split_once('/'))
+                        .and_then(|(k, n)| {
+                            Some((k.parse::<usize>().ok()?, n.parse::<usize>().ok()?))
+                        })
+                        .ok_or_else(|| format!("{at}: not `k/n in …`"))?;
+                    // A reported cell may not run (`not run`), and the report leaves it out.
+                    let gated = here.len() - report;
+                    if n < gated || n > here.len() || k < catch || k > catch + report {
+                        return Err(format!(
+                            "{at}: {} checks, {catch} gated, {report} reported",
+                            here.len()
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn cells(line: &str) -> Vec<&str> {
+        line.trim()
+            .trim_matches('|')
+            .split('|')
+            .map(str::trim)
+            .collect()
+    }
+}
