@@ -19,7 +19,7 @@
 //! within one interval), which is how the nightly job's kept checkpoints are replayed.
 //!
 //! With `PARKSEMA_REPORT=FILE` each model and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`models/report.rs`).
+//! `cargo xtask verify`'s report (`watchdog::report`).
 //!
 //! The mocked park table's settings can be changed for a run, to measure what they cost or
 //! hide: `PARKSEMA_MOCK_SPINS=N` (spins before parking; default `parksema::__model::SPINS`)
@@ -34,8 +34,7 @@
 
 #![cfg(feature = "loom")]
 
-#[path = "report.rs"]
-mod report;
+use watchdog::report;
 #[path = "scenarios.rs"]
 mod scenarios;
 

@@ -45,8 +45,7 @@ use parksema::{Fairness, OwnedPermit, Permit, Semaphore, TryAcquireError};
 use proptest::prelude::*;
 use proptest::test_runner::{FailurePersistence, FileFailurePersistence, TestRunner};
 
-#[path = "report.rs"]
-mod report;
+use watchdog::report;
 // The executable specification, whose checker is tested here on histories with known
 // answers (the generated programs that use it run under the checkers).
 #[path = "spec.rs"]

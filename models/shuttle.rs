@@ -17,8 +17,7 @@
 
 #![cfg(feature = "shuttle")]
 
-#[path = "report.rs"]
-mod report;
+use watchdog::report;
 #[path = "scenarios.rs"]
 mod scenarios;
 

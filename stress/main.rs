@@ -15,8 +15,7 @@
 mod child;
 #[path = "../models/generated.rs"]
 mod generated;
-#[path = "../models/report.rs"]
-mod report;
+use watchdog::report;
 mod scenarios;
 #[path = "../models/scenarios.rs"]
 mod shared;
@@ -216,7 +215,7 @@ fn holder_panics_returns_permit() {
     record("holder_panics_returns_permit", 1, "rounds", "", start);
 }
 
-/// Appends the report record of the real-thread check `check` (`models/report.rs`).
+/// Appends the report record of the real-thread check `check` (`watchdog::report`).
 fn record(check: &str, count: usize, unit: &str, detail: &str, start: std::time::Instant) {
     let build = if cfg!(debug_assertions) {
         "debug build"

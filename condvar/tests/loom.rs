@@ -15,11 +15,11 @@
 //! mutex) was reached by some execution.
 //!
 //! With `PARKSEMA_REPORT=FILE` each model and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
+//! `cargo xtask verify`'s report (`watchdog::report`).
 
 #![cfg(feature = "loom")]
 
-mod report;
+use watchdog::report;
 mod scenarios;
 
 use std::sync::Arc;

@@ -13,11 +13,11 @@
 //! `shuttle::replay(body, "...")` reruns exactly that schedule.
 //!
 //! With `PARKSEMA_REPORT=FILE` each check and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
+//! `cargo xtask verify`'s report (`watchdog::report`).
 
 #![cfg(feature = "shuttle")]
 
-mod report;
+use watchdog::report;
 mod scenarios;
 
 use std::time::{Duration, Instant};

@@ -13,11 +13,11 @@
 //! `process::exit`; the parent asserts on the child's exit code and output.
 //!
 //! With `PARKSEMA_REPORT=FILE` each scenario and each catch appends a record to `FILE` for
-//! `cargo xtask verify`'s report (`report.rs`, a copy of the workspace's `models/report.rs`).
+//! `cargo xtask verify`'s report (`watchdog::report`).
 
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
-mod report;
+use watchdog::report;
 mod scenarios;
 
 use std::sync::Arc;

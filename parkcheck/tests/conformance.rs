@@ -16,7 +16,7 @@
 //!
 //! Every case prints a line with its size and time (`-- --nocapture`), and with
 //! `PARKSEMA_REPORT=FILE` appends a record to `FILE` for `cargo xtask verify`'s report
-//! (`models/report.rs`).
+//! (`watchdog::report`).
 
 #[path = "conformance/cases.rs"]
 mod cases;
@@ -25,8 +25,7 @@ mod cases;
 mod edges;
 #[path = "conformance/harness.rs"]
 mod harness;
-#[path = "conformance/report.rs"]
-mod report;
+use watchdog::report;
 
 /// The API the cases call: `parking_lot_core` 0.10's (the crate root).
 use parkcheck as api;

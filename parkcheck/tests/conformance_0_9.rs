@@ -18,8 +18,7 @@ mod cases;
 mod fair;
 #[path = "conformance/harness.rs"]
 mod harness;
-#[path = "conformance/report.rs"]
-mod report;
+use watchdog::report;
 
 /// The API the cases call: `parking_lot_core` 0.9's.
 use parkcheck::v0_9 as api;

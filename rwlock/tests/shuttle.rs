@@ -13,7 +13,7 @@
 
 #![cfg(feature = "shuttle")]
 
-mod report;
+use watchdog::report;
 #[path = "scenarios.rs"]
 mod scenarios;
 

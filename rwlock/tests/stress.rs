@@ -13,7 +13,7 @@
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
-mod report;
+use watchdog::report;
 #[path = "scenarios.rs"]
 mod scenarios;
 

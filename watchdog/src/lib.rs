@@ -12,6 +12,10 @@
 //!   it captures a backtrace of every process in the command's process group with `gdb`, kills
 //!   the group and exits with [`exit::STALL`].
 //!
+//! * For a verification report: [`report`] appends the records of each check to the file the
+//!   variable `PARKSEMA_REPORT` names (every test target of the parksema workspace depends on
+//!   this crate, so they all write through it).
+//!
 //! The in-process detector uses only `std` synchronization (atomics, `std::sync::Mutex`, `mpsc`),
 //! never `parking_lot`: the primitive under test is built on `parking_lot_core`, and the
 //! detector must keep working when that park table is wedged.
@@ -29,6 +33,7 @@
 //! drop(dog);
 //! ```
 
+pub mod report;
 mod stall;
 pub mod supervise;
 

@@ -2,7 +2,7 @@
 //! them.
 //!
 //! Every check that runs under `cargo xtask verify` appends one JSON object per line to the
-//! file named by `PARKSEMA_REPORT` (the test side is `models/report.rs`; the Miri and TSan
+//! file named by `PARKSEMA_REPORT` (the test side is `watchdog::report`; the Miri and TSan
 //! columns are written by this crate itself). Two kinds of record:
 //!
 //! - `check`: a check ran against the correct semaphore, with its size (`count` of `unit`:

@@ -1148,26 +1148,6 @@ mod tests {
         );
     }
 
-    /// parkcheck's conformance suite, the condition variable's tests and the reader-writer
-    /// lock's each carry their own copy of the records writer (a packaged crate cannot reach
-    /// `models/`): each must write the same records as the workspace's.
-    #[test]
-    fn the_packaged_crates_records_writers_are_the_workspaces() {
-        let root = crate::workspace_root();
-        let read = |p: &str| fs::read_to_string(root.join(p)).expect("the writer is there");
-        for copy in [
-            "parkcheck/tests/conformance/report.rs",
-            "condvar/tests/report.rs",
-            "rwlock/tests/report.rs",
-        ] {
-            assert_eq!(
-                read("models/report.rs"),
-                read(copy),
-                "{copy} must be a copy of models/report.rs"
-            );
-        }
-    }
-
     /// Every cargo-test step runs every test binary whatever fails: `--no-fail-fast` is
     /// among its arguments, before libtest's `--` (it is cargo's option, not libtest's).
     #[test]
