@@ -2,46 +2,16 @@
 
 use std::time::Duration;
 
-/// Parses a duration: one or more parts, each a number (decimals allowed) and a unit (`ms`,
-/// `s`, `m`, `h`, `d`; or `sec`, `min`, `hour`, `day` and their plurals), summed; spaces between
-/// parts are allowed. A bare number is refused (is `10` seconds or minutes?), as is zero.
+/// Parses a duration with `humantime` (`90s`, `10m`, `2h`, `1h30m`, `1h 30m`, `1.5h`,
+/// `500ms`: each number with its unit), refusing zero, which would end the soak before it
+/// started.
 pub(crate) fn parse_duration(text: &str) -> Result<Duration, String> {
     let hint = "write it as 90s, 10m, 2h or 1h30m";
-    let mut rest = text.trim();
-    if rest.is_empty() {
-        return Err(format!("an empty duration: {hint}"));
+    match humantime::parse_duration(text.trim()) {
+        Ok(d) if d.is_zero() => Err(format!("`{text}`: the duration must be positive")),
+        Ok(d) => Ok(d),
+        Err(e) => Err(format!("`{text}`: {e}; {hint}")),
     }
-    let mut secs = 0.0_f64;
-    while !rest.is_empty() {
-        let number_end = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        if number_end == 0 {
-            return Err(format!("`{text}`: expected a number at `{rest}`; {hint}"));
-        }
-        let number: f64 = rest[..number_end]
-            .parse()
-            .map_err(|_| format!("`{text}`: `{}` is not a number", &rest[..number_end]))?;
-        rest = rest[number_end..].trim_start();
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
-            .unwrap_or(rest.len());
-        let scale = match &rest[..unit_end] {
-            "ms" => 0.001,
-            "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
-            "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
-            "h" | "hr" | "hour" | "hours" => 3600.0,
-            "d" | "day" | "days" => 86_400.0,
-            "" => return Err(format!("`{text}`: a number without a unit; {hint}")),
-            unit => return Err(format!("`{text}`: unknown unit `{unit}`; {hint}")),
-        };
-        secs += number * scale;
-        rest = rest[unit_end..].trim_start();
-    }
-    if secs <= 0.0 {
-        return Err(format!("`{text}`: the duration must be positive"));
-    }
-    Duration::try_from_secs_f64(secs).map_err(|e| format!("`{text}`: {e}"))
 }
 
 /// A duration for people: `850 ms`, `12.3 s`, `4m 05s`, `2h 00m 10s`.
@@ -85,11 +55,16 @@ mod tests {
             let err = parse_duration(bad).unwrap_err();
             assert!(err.contains('`') || err.contains("empty"), "{bad}: {err}");
         }
-        assert!(parse_duration("10").unwrap_err().contains("without a unit"));
+        assert!(parse_duration("10").unwrap_err().contains("unit needed"));
         assert!(
-            parse_duration("3y")
+            parse_duration("0s")
                 .unwrap_err()
-                .contains("unknown unit `y`")
+                .contains("must be positive")
+        );
+        assert!(
+            parse_duration("3q")
+                .unwrap_err()
+                .contains("unknown time unit")
         );
     }
 

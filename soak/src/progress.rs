@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{HumanCount, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::duration::human;
 use crate::soak::Soak;
@@ -181,8 +181,8 @@ fn run(soak: &Soak) {
                     "parksema-soak: {} of {}, round {round}, {} operations, {}/s, violations {violations}",
                     human(elapsed),
                     human(soak.cfg.duration),
-                    group(ops),
-                    group(rate as u64),
+                    HumanCount(ops),
+                    HumanCount(rate as u64),
                 ));
             }
         } else if let Some(bar) = p
@@ -194,35 +194,9 @@ fn run(soak: &Soak) {
             bar.set_position(u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX));
             bar.set_message(format!(
                 "round {round} · {} ops · {}/s · violations {violations}",
-                group(ops),
-                group(rate as u64)
+                HumanCount(ops),
+                HumanCount(rate as u64)
             ));
         }
-    }
-}
-
-/// `12,345,678`.
-pub(crate) fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::group;
-
-    #[test]
-    fn groups_digits_by_thousands() {
-        assert_eq!(group(0), "0");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1_000), "1,000");
-        assert_eq!(group(12_345_678), "12,345,678");
     }
 }

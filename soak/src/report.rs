@@ -5,12 +5,12 @@ use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Duration;
 
+use indicatif::HumanCount;
 use serde::Serialize;
 
 use crate::check::Violation;
 use crate::duration::human;
 use crate::plan::{Mode, Plan, Scenario};
-use crate::progress::group;
 use crate::soak::{Ending, Soak};
 use crate::stats::{Kind, Outcome};
 
@@ -228,9 +228,9 @@ impl Report {
             "parksema-soak: {} after {}: {} operations ({}/s) in {} rounds, seed {}{flaw}",
             self.outcome.to_uppercase(),
             human(Duration::from_secs_f64(self.elapsed_secs)),
-            group(self.operations),
-            group(self.ops_per_sec as u64),
-            group(self.rounds),
+            HumanCount(self.operations),
+            HumanCount(self.ops_per_sec as u64),
+            HumanCount(self.rounds),
             self.seed,
         );
         let _ = writeln!(
@@ -242,11 +242,11 @@ impl Report {
                 s,
                 "  {:<22}{:>11} {:>11} {:>11} {:>11} {:>11}{}",
                 r.kind,
-                group(r.calls),
-                group(r.ok),
-                group(r.no_permits),
-                group(r.timed_out),
-                group(r.closed),
+                HumanCount(r.calls),
+                HumanCount(r.ok),
+                HumanCount(r.no_permits),
+                HumanCount(r.timed_out),
+                HumanCount(r.closed),
                 if r.too_large > 0 {
                     format!("  too large: {}", r.too_large)
                 } else {
@@ -280,7 +280,7 @@ impl Report {
                         s,
                         "  {:<9} {:>7} (round {round}: {plan})",
                         r.fairness,
-                        group(r.acquisitions)
+                        HumanCount(r.acquisitions)
                     );
                 }
                 _ => {
@@ -300,8 +300,8 @@ impl Report {
                 .map(|r| {
                     format!(
                         "{} ({}, {:.0} s)",
-                        group(r.rounds),
-                        group(r.operations),
+                        HumanCount(r.rounds),
+                        HumanCount(r.operations),
                         r.secs
                     )
                 })

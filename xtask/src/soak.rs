@@ -148,30 +148,14 @@ impl SoakArgs {
     }
 }
 
-/// Seconds in a duration as the soak binary writes it (`90s`, `10m`, `2h`, `1h30m`,
-/// `1.5h`, `500ms`); `None` if it is not one (the binary then says what is wrong with it).
+/// Seconds in a duration as the soak binary reads it (`humantime`: `90s`, `10m`, `2h`,
+/// `1h30m`, `1.5h`, `500ms`); `None` if it is not one or is zero (the binary then says what
+/// is wrong with it).
 fn duration_secs(text: &str) -> Option<f64> {
-    let mut rest = text.trim();
-    let mut secs = 0.0;
-    while !rest.is_empty() {
-        let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
-        let number: f64 = rest[..end].parse().ok()?;
-        rest = rest[end..].trim_start();
-        let unit_end = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.' || c.is_whitespace())
-            .unwrap_or(rest.len());
-        secs += number
-            * match &rest[..unit_end] {
-                "ms" => 0.001,
-                "s" | "sec" | "secs" | "second" | "seconds" => 1.0,
-                "m" | "min" | "mins" | "minute" | "minutes" => 60.0,
-                "h" | "hr" | "hour" | "hours" => 3600.0,
-                "d" | "day" | "days" => 86_400.0,
-                _ => return None,
-            };
-        rest = rest[unit_end..].trim_start();
-    }
-    (secs > 0.0).then_some(secs)
+    humantime::parse_duration(text.trim())
+        .ok()
+        .filter(|d| !d.is_zero())
+        .map(|d| d.as_secs_f64())
 }
 
 /// The cargo to run.

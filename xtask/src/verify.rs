@@ -822,25 +822,12 @@ fn cell_row(
 }
 
 fn format_size(count: u64, unit: &str, detail: &str) -> String {
-    let count = group(count);
+    let count = indicatif::HumanCount(count);
     if detail.is_empty() {
         format!("{count} {unit}")
     } else {
         format!("{count} {unit} ({detail})")
     }
-}
-
-/// 1234567 → "1 234 567".
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The report as text: the steps, the checks, the matrix (flaws × columns), the cells that
@@ -1176,7 +1163,10 @@ mod tests {
             Some(("c", "ignored"))
         );
         assert_eq!(test_line("test result: ok. 3 passed"), None);
-        assert_eq!(group(1_234_567), "1 234 567");
-        assert_eq!(group(12), "12");
+        assert_eq!(
+            format_size(1_234_567, "executions", "bound 2"),
+            "1,234,567 executions (bound 2)"
+        );
+        assert_eq!(format_size(12, "cases", ""), "12 cases");
     }
 }
