@@ -1,4 +1,4 @@
-//! The shared scenarios of `models/scenarios.rs` in process, on real std threads, for the
+//! The shared scenarios of `models/scenarios/` (a file per group) in process, on real std threads, for the
 //! checkers of the real build that watch the program from inside: Miri and ThreadSanitizer.
 //! `cargo xtask verify --miri` and `--tsan` run them (`xtask/src/sanitizers.rs` has the
 //! commands and the sizes, with their reasons and costs).
@@ -50,7 +50,7 @@
 // A real-thread test: under the model checkers the semaphore only works inside a model.
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
-#[path = "scenarios.rs"]
+#[path = "scenarios/mod.rs"]
 mod scenarios;
 
 use parksema::Fairness;

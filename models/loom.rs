@@ -35,7 +35,7 @@
 #![cfg(feature = "loom")]
 
 use watchdog::report;
-#[path = "scenarios.rs"]
+#[path = "scenarios/mod.rs"]
 mod scenarios;
 
 use std::sync::Arc;

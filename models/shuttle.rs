@@ -18,7 +18,7 @@
 #![cfg(feature = "shuttle")]
 
 use watchdog::report;
-#[path = "scenarios.rs"]
+#[path = "scenarios/mod.rs"]
 mod scenarios;
 
 use std::time::Instant;

@@ -17,7 +17,7 @@ mod child;
 mod generated;
 use watchdog::report;
 mod scenarios;
-#[path = "../models/scenarios.rs"]
+#[path = "../models/scenarios/mod.rs"]
 mod shared;
 #[path = "../models/spec.rs"]
 mod spec;

@@ -123,7 +123,7 @@ const CELLS: [(&str, &[&str]); 8] = [
 /// implemented": a hardware barrier, no happens-before edge), so it reports the read of the
 /// data written before `close` as a race although `close`'s Release orders it. Measured:
 /// both failed the correct semaphore at once with a `data race` on that read
-/// (scenarios.rs, (h) and (i)); Miri and loom, which model fences, pass them. (i) with every
+/// (models/scenarios/, (h) and (i)); Miri and loom, which model fences, pass them. (i) with every
 /// waiter parked first is kept: there `close`'s unpark carries the edge. The same scenarios
 /// under `stress/`'s names are skipped in its run.
 const TSAN_FENCE_BLIND: [&str; 2] = ["close_publishes", "close_races_announced_acquirers"];
