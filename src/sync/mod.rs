@@ -1,7 +1,7 @@
 //! The backend switch: the only place in the library that names std atomics,
 //! `parking_lot_core`, loom or shuttle.
 //!
-//! `semaphore.rs` imports everything it needs for synchronization from here, so the same
+//! `semaphore/` imports everything it needs for synchronization from here, so the same
 //! state machine compiles unchanged against:
 //!
 //! - `real.rs` (default): std atomics and `parking_lot_core` 0.10;

@@ -77,9 +77,9 @@ macro_rules! stress {
     };
 }
 
-/// The library's unit tests (`src/semaphore.rs`), real build.
+/// The library's unit tests (`src/semaphore/tests.rs`), real build.
 const REAL_UNIT: Check = Check {
-    name: "real unit tests (`src/semaphore.rs`)",
+    name: "real unit tests (`src/semaphore/tests.rs`)",
     build: "real",
     args: &[
         "test",
@@ -115,7 +115,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "take: Acquire CAS -> Relaxed",
         promise: Some(5),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "            s - n * ONE,\n            self.permit_ordering(Ordering::Acquire),",
         replace: "            s - n * ONE,\n            self.permit_ordering(Ordering::Relaxed),",
         checks: &[loom!("visibility"), loom!("unwind_and_move")],
@@ -124,7 +124,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "try_add_permits: Release CAS -> Relaxed",
         promise: Some(5),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "self.permit_ordering(Ordering::Release)",
         replace: "self.permit_ordering(Ordering::Relaxed)",
         checks: &[loom!("visibility"), loom!("unwind_and_move")],
@@ -133,7 +133,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "close: Release fetch_or -> Relaxed",
         promise: Some(6),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "fetch_or(CLOSED, Ordering::Release)",
         replace: "fetch_or(CLOSED, Ordering::Relaxed)",
         checks: &[
@@ -145,7 +145,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "is_closed: Acquire load -> Relaxed",
         promise: Some(6),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "self.state.load(Ordering::Acquire) & CLOSED != 0",
         replace: "self.state.load(Ordering::Relaxed) & CLOSED != 0",
         checks: &[loom!("close_publishes"), loom!("add_after_close")],
@@ -154,7 +154,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "try_acquire_n: Acquire fence on CLOSED deleted",
         promise: Some(6),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "            if GUARDED && s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n                fence(Ordering::Acquire);\n",
         replace: "            if GUARDED && s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release.\n",
         checks: &[
@@ -166,7 +166,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "acquire_slow: Acquire fence on CLOSED deleted",
         promise: Some(6),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).\n                fence(Ordering::Acquire);",
         replace: "                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
         checks: &[
@@ -179,7 +179,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "CLOSED = WAITERS's bit (0b010 -> 0b001)",
         promise: None,
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "const CLOSED: usize = 0b010;",
         replace: "const CLOSED: usize = 0b001;",
         checks: &[REAL_UNIT, loom!("close_wakes_two_parked")],
@@ -188,7 +188,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "FLAG_BITS 3 -> 2 (ONE and MAX_PERMITS change)",
         promise: Some(13),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "const FLAG_BITS: u32 = 3;",
         replace: "const FLAG_BITS: u32 = 2;",
         checks: &[REAL_API, loom!("refused_adds_near_max")],
@@ -197,7 +197,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "FLAG_BITS 3 -> 4",
         promise: Some(13),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "const FLAG_BITS: u32 = 3;",
         replace: "const FLAG_BITS: u32 = 4;",
         checks: &[REAL_API, loom!("refused_adds_near_max")],
@@ -206,7 +206,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "parked_threads counts from 1",
         promise: None,
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "let mut parked = 0;",
         replace: "let mut parked = 1;",
         checks: &[REAL_UNIT, loom!("close_wakes_two_parked")],
@@ -216,7 +216,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a release wakes only the first request that fits",
         promise: Some(8),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "            *left -= want;\n",
         replace: "            *left = 0;\n",
         checks: &[
@@ -229,7 +229,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "close wakes only the requests that fit, not all (unpark_waiters(true) -> false)",
         promise: Some(9),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "            self.unpark_waiters(true);",
         replace: "            self.unpark_waiters(false);",
         checks: &[
@@ -242,7 +242,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "close toggles CLOSED (fetch_or -> fetch_xor)",
         promise: Some(2),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "fetch_or(CLOSED, Ordering::Release)",
         replace: "fetch_xor(CLOSED, Ordering::Release)",
         checks: &[
@@ -255,7 +255,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "the unpark callback sets instead of clearing WAITERS (fetch_and -> fetch_or)",
         promise: Some(12),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "                self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            }\n            DEFAULT_UNPARK_TOKEN",
         replace: "                self.state.fetch_or(WAITERS, Ordering::Relaxed);\n            }\n            DEFAULT_UNPARK_TOKEN",
         checks: &[
@@ -269,7 +269,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "try_acquire takes a permit from a closed semaphore that has one",
         promise: Some(1),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "            if GUARDED && s & CLOSED != 0 {\n",
         replace: "            if GUARDED && s & CLOSED != 0 && s < ONE {\n",
         checks: &[
@@ -282,7 +282,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a woken acquire takes a permit added after close",
         promise: Some(2),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "            if s & CLOSED != 0 {\n                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
         replace: "            if s & CLOSED != 0 && !fits(s, n) {\n                // Acquire: pairs with `close`'s Release (also for a thread `close` woke).",
         checks: &[
@@ -295,7 +295,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a thread may park without WAITERS or when closed (flags ignored)",
         promise: Some(3),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
         replace: "    !fits(s, n)\n",
         // A late waiter parks in the state 0 that an unpark finding nobody left behind, or
@@ -312,7 +312,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a thread may park whenever WAITERS is set (count and CLOSED ignored)",
         promise: Some(3),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
         replace: "    s & WAITERS != 0\n",
         // A release that passes over a large head leaves the bit set for it; a small request
@@ -328,7 +328,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "under FIFO an acquirer sets WAITERS before it is queued",
         promise: Some(24),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "        s & FIFO == 0\n    }\n",
         replace: "        let _ = s;\n        true\n    }\n",
         // A request that fits, arriving while the announcer is between its CAS and the
@@ -343,7 +343,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a release's filter counts one permit more than is free",
         promise: Some(7),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "self.state.load(Ordering::Relaxed) >> FLAG_BITS);",
         replace: "(self.state.load(Ordering::Relaxed) >> FLAG_BITS) + 1);",
         checks: &[
@@ -356,7 +356,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a guard dropped while unwinding keeps its permit",
         promise: Some(10),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "    pub(crate) fn release_from_guard(&self, n: usize) {\n",
         replace: "    pub(crate) fn release_from_guard(&self, n: usize) {\n        if std::thread::panicking() {\n            return;\n        }\n",
         checks: &[
@@ -369,9 +369,9 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a refused add clears WAITERS",
         promise: Some(11),
-        file: "src/semaphore.rs",
-        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 || self.fair_turn() {",
-        replace: "        if let Err(e) = room(s, n) {\n            self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            return Err(e);\n        }\n        if fair || s & FIFO != 0 || self.fair_turn() {",
+        file: "src/semaphore/give.rs",
+        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 {",
+        replace: "        if let Err(e) = room(s, n) {\n            self.state.fetch_and(!WAITERS, Ordering::Relaxed);\n            return Err(e);\n        }\n        if fair || s & FIFO != 0 {",
         checks: &[
             stress!("shared_releases_race"),
             loom!("release_of_two_wakes_two"),
@@ -382,9 +382,9 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a handing-over release checks the count only after the handoff",
         promise: Some(11),
-        file: "src/semaphore.rs",
-        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 || self.fair_turn() {\n            return self.hand_over(n).map(|()| None);\n        }\n",
-        replace: "        if fair || s & FIFO != 0 || self.fair_turn() {\n            return self.hand_over(n).map(|()| None);\n        }\n        room(s, n)?;\n",
+        file: "src/semaphore/give.rs",
+        find: "        room(s, n)?;\n        if fair || s & FIFO != 0 {\n            return self.hand_over(n, None).map(|()| None);\n        }\n        if let Some(now) = self.turn_due() {\n            return self.hand_over(n, Some(now)).map(|()| None);\n        }\n",
+        replace: "        if fair || s & FIFO != 0 {\n            return self.hand_over(n, None).map(|()| None);\n        }\n        if let Some(now) = self.turn_due() {\n            return self.hand_over(n, Some(now)).map(|()| None);\n        }\n        room(s, n)?;\n",
         checks: &[one_test!(
             "real",
             "real `tests/api.rs::",
@@ -401,7 +401,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "the MAX_PERMITS check is not repeated after a failed CAS",
         promise: Some(11),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "            match self.add(s, n) {\n                Ok(_) => return Ok(()),\n                Err(now) => s = now,\n            }",
         replace: "            match self.add(s, n) {\n                Ok(_) => return Ok(()),\n                Err(mut now) => {\n                    while let Err(again) = self.add(now, n) {\n                        now = again;\n                    }\n                    return Ok(());\n                }\n            }",
         checks: &[
@@ -413,7 +413,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a take writes the decremented word instead of compare-exchanging it (lost update)",
         promise: Some(4),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "        self.state.compare_exchange_weak(\n            s,\n            s - n * ONE,\n            self.permit_ordering(Ordering::Acquire),\n            Ordering::Relaxed,\n        )",
         replace: "        self.state.swap(s - n * ONE, Ordering::Acquire);\n        Ok(s)",
         checks: &[
@@ -425,7 +425,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a release with nobody waiting enters the park table",
         promise: Some(14),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "            if s & WAITERS != 0 {\n                match self.release_waited(s, n, fair)? {",
         replace: "            if true {\n                match self.release_waited(s, n, fair)? {",
         checks: &[
@@ -439,7 +439,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a timed-out thread clears WAITERS although others still wait",
         promise: Some(18),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "let timed_out = |_, was_last| self.leave_queue(was_last);",
         replace: "let timed_out = |_, _was_last: bool| self.leave_queue(true);",
         // Not `stress::timeout_at_release`: it catches this mutant only in the rounds where
@@ -458,7 +458,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a timed-out last waiter leaves WAITERS set",
         promise: Some(12),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "let timed_out = |_, was_last| self.leave_queue(was_last);",
         replace: "let timed_out = |_, _was_last: bool| self.leave_queue(false);",
         checks: &[REAL_API],
@@ -472,7 +472,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a woken thread that takes nothing does not pass the wake-up on",
         promise: Some(17),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "                self.pass_on(s);\n",
         replace: "",
         checks: &[
@@ -489,7 +489,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "forget_permits clears the flags",
         promise: Some(19),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/api.rs",
         find: "                s - taken * ONE,",
         replace: "                ((s >> FLAG_BITS) - taken) << FLAG_BITS,",
         checks: &[
@@ -511,7 +511,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a request of zero succeeds before closed is checked",
         promise: Some(16),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "        loop {\n            if !GUARDED && s & CLOSED_OR_FIFO != 0 {",
         replace: "        if n == 0 {\n            return Ok(());\n        }\n        loop {\n            if !GUARDED && s & CLOSED_OR_FIFO != 0 {",
         checks: &[REAL_API],
@@ -520,7 +520,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a request larger than MAX_PERMITS waits (forever)",
         promise: Some(16),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "            if n > Self::MAX_PERMITS {\n                return Err(TryAcquireError::TooLarge { requested: n });\n            }\n",
         replace: "",
         checks: &[REAL_API],
@@ -529,7 +529,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a timeout too large to add to now panics (checked_add -> +)",
         promise: Some(21),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/acquire.rs",
         find: "        self.acquire_timed(n, || now().checked_add(timeout))?;\n        Ok(Permit::new(self, n))",
         replace: "        self.acquire_timed(n, || Some(now() + timeout))?;\n        Ok(Permit::new(self, n))",
         checks: &[REAL_API],
@@ -539,7 +539,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "under FIFO the try forms take free permits while threads are parked",
         promise: Some(23),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "let free = if GUARDED { may_take(s, n) } else { fits(s, n) };",
         replace: "let free = fits(s, n);",
         checks: &[
@@ -552,7 +552,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a FIFO handoff passes over a head that does not fit",
         promise: Some(24),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/word.rs",
         find: "    } else if s & FIFO != 0 || free == 0 {",
         replace: "    } else if free == 0 {",
         checks: &[
@@ -565,7 +565,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a handoff leaves the free permits it hands over in the count",
         promise: Some(25),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "            if from_word != 0\n                && self",
         replace: "            if false\n                && self",
         checks: &[
@@ -578,7 +578,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "hand_to: Acquire CAS -> Relaxed",
         promise: Some(26),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/give.rs",
         find: "                        s - from_word * ONE,\n                        self.permit_ordering(Ordering::Acquire),",
         replace: "                        s - from_word * ONE,\n                        Ordering::Relaxed,",
         checks: &[
@@ -590,7 +590,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a waiter handed its permits past its deadline reports TimedOut",
         promise: Some(27),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "                    if token == HANDED {",
         replace: "                    if token == HANDED && !deadline.is_some_and(|d| d <= now()) {",
         checks: &[
@@ -602,9 +602,9 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "release_fair is a plain release",
         promise: Some(28),
-        file: "src/semaphore.rs",
-        find: "        if let Err(e) = self.release(n, true) {",
-        replace: "        if let Err(e) = self.release(n, false) {",
+        file: "src/semaphore/give.rs",
+        find: "        if let Err(e) = self.release(n, true)\n",
+        replace: "        if let Err(e) = self.release(n, false)\n",
         checks: &[REAL_API],
         why_one_build: Some(
             "the loom and shuttle scenarios that return permits with `release_fair` check \
@@ -615,7 +615,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "an Eventual semaphore never takes a fairness turn",
         promise: Some(29),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/timer.rs",
         find: "        timer_due(t, now).then_some(now)\n",
         replace: "        timer_due(t, now).then_some(now).filter(|_| false)\n",
         checks: &[
@@ -628,7 +628,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a fairness turn is spent by a release that hands nothing",
         promise: Some(31),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/timer.rs",
         find: "        timer_due(t, now).then_some(now)\n",
         replace: "        timer_due(t, now).then(|| {\n            \
                   self.timer.store(next_timer(t, now), Ordering::Relaxed);\n            \
@@ -644,7 +644,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
     HandMutant {
         id: "a FIFO head that times out does not let the next through",
         promise: Some(30),
-        file: "src/semaphore.rs",
+        file: "src/semaphore/take.rs",
         find: "                    self.after_timeout();\n",
         replace: "",
         checks: &[
@@ -664,3 +664,48 @@ const SINGLE_THREADED: &str = "a single-threaded property of the API: no interle
 const ORDERINGS: &str = "only loom models weak memory: shuttle runs every atomic as SeqCst, and \
                          on x86-64 every locked read-modify-write is a full barrier, so the \
                          second check is a second loom model";
+
+#[cfg(test)]
+mod tests {
+    use super::MUTANTS;
+
+    /// Every mutant's text is where it says, exactly once, so no mutant silently stops
+    /// applying when the code it mutates moves.
+    #[test]
+    fn every_mutant_finds_its_text_exactly_once_in_its_file() {
+        let root = crate::workspace_root();
+        let mut wrong = Vec::new();
+        for m in MUTANTS {
+            let text = std::fs::read_to_string(root.join(m.file)).unwrap_or_default();
+            let found = text.matches(m.find).count();
+            if found != 1 {
+                let homes: Vec<String> = glob_rs(&root.join("src"))
+                    .into_iter()
+                    .filter(|p| {
+                        std::fs::read_to_string(p).is_ok_and(|t| t.matches(m.find).count() == 1)
+                    })
+                    .map(|p| p.strip_prefix(&root).unwrap().display().to_string())
+                    .collect();
+                wrong.push(format!(
+                    "{}: {found} in {} (found once in {homes:?})",
+                    m.id, m.file
+                ));
+            }
+        }
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// The `.rs` files under `dir`.
+    fn glob_rs(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                out.extend(glob_rs(&p));
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+        out
+    }
+}
