@@ -41,26 +41,6 @@
 //! - **Not instead of a `Mutex`** when one permit guards data: a mutex ties the guard to the
 //!   data and is the clearer tool.
 //!
-//! # Weighted requests and timeouts
-//!
-#![cfg_attr(not(any(feature = "loom", feature = "shuttle")), doc = "```")]
-#![cfg_attr(any(feature = "loom", feature = "shuttle"), doc = "```ignore")]
-//! use parksema::{Semaphore, TryAcquireError};
-//! use std::time::Duration;
-//!
-//! // A memory budget of 64 units: a job takes what it needs, all at once or not at all.
-//! let budget = Semaphore::new(64);
-//! let mut job = budget.acquire_many(48).unwrap();
-//! // Not enough left for another large job: give up after a while instead of waiting.
-//! let err = budget.try_acquire_many_for(32, Duration::from_millis(1)).unwrap_err();
-//! assert_eq!(err, TryAcquireError::TimedOut);
-//! // Hand part of the reservation back early.
-//! drop(job.split(16).unwrap());
-//! assert_eq!(budget.available_permits(), 32);
-//! drop(job);
-//! assert_eq!(budget.available_permits(), 64);
-//! ```
-//!
 //! # The API at a glance
 //!
 //! - Construction: [`Semaphore::new`] (a `const fn`, [`Fairness::Eventual`]) and
