@@ -1,5 +1,6 @@
-//! The public API apart from acquiring: the constructors, adding, forgetting and closing, and
-//! the queries.
+//! The public API apart from acquiring: the constructors; adding permits (through `give`);
+//! `forget_permits` (a compare-exchange loop on the state word) and `close` (a `fetch_or`,
+//! then waking every parked thread); and the queries.
 
 use super::*;
 

@@ -3,9 +3,12 @@
 //!
 //! - `word`: the state word and its pure rules (no atomics);
 //! - `timer`: `Eventual`'s fairness timer, the second word;
-//! - `take` and `give`: the raw protocol, acquiring and releasing (the only code that
-//!   touches the words and the park table);
-//! - `acquire` and `api`: the public API, wrappers over the raw protocol;
+//! - `take` and `give`: the raw protocol, acquiring and releasing: the fast paths, the spin,
+//!   parking, wake-ups and handoffs;
+//! - `acquire`: the public acquire family, wrappers over `take`;
+//! - `api`: the constructors, adding permits (through `give`), `forget_permits` (a
+//!   compare-exchange loop on the word) and `close` (a `fetch_or`, then waking every parked
+//!   thread), and the queries;
 //! - `tests`: what a call costs in the park table, seen through the real backend's counters.
 //!
 //! Everything the protocol uses for synchronization comes from [`crate::sync`], so the same

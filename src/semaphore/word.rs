@@ -1,10 +1,9 @@
 //! The state word and its pure rules.
 //!
 //! `Semaphore::state` is `permits * ONE | FIFO | CLOSED | WAITERS`: the count above
-//! [`FLAG_BITS`] flag bits. Every decision the protocol makes about a word value (may a thread
-//! take, may it park, how far a handoff goes, does an add fit) is a function here of the value
-//! alone, with no atomics and no side effects, so each is tested on values and the protocol
-//! files only load, compare-exchange and call these.
+//! [`FLAG_BITS`] flag bits. The rules that decide on a word value alone (may a thread take,
+//! may it park, how far a handoff goes, does an add fit) are functions here, with no atomics
+//! and no side effects; the protocol files load and compare-exchange the word and ask them.
 //!
 //! The flags are written as literals, not shifts: `1 << 0` and `1 >> 0` are the same number,
 //! so a shift here would only give `cargo mutants` an equivalent mutant to report.
