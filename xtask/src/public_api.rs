@@ -106,6 +106,15 @@ pub(crate) fn public_api(bless: bool) -> ExitCode {
         let diff = changes(&committed, &now);
         if diff.is_empty() && committed == now {
             println!("{package}: {} items, as committed", now.lines().count());
+        } else if diff.is_empty() {
+            // The same items, listed in another order or with an `impl` header repeated: what
+            // moving methods between files does. Not an API change, but the file is refreshed so
+            // that a later real change shows as a clean diff.
+            failed = true;
+            println!(
+                "{package}: the same items as api/{package}.txt, listed in another order \
+                 (methods moved between impl blocks); run `cargo xtask public-api --bless`"
+            );
         } else {
             failed = true;
             println!(
