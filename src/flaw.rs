@@ -7,8 +7,10 @@
 //! The checks-by-flaws matrix of `docs/verification.md` says which check catches which flaw,
 //! and how fast.
 
+use std::fmt;
 use std::time::Instant;
 
+use crate::semaphore::word::{FIFO, ONE, WAITERS, fifo_park_word, may_park};
 use crate::sync::{AtomicUsize, FilterOp, Ordering, UnparkResult, flaw_window};
 
 /// A deliberate flaw in the semaphore's protocol.
@@ -123,6 +125,131 @@ pub enum Flaw {
     FifoEarlyAnnounce,
 }
 
+/// The flaw a semaphore runs with, if any, and the seam through which it changes the
+/// protocol: one hook per decision point, each returning the correct decision unless its own
+/// flaw is in force. Without `broken_sema` the same hooks are in `flaw/off.rs`, each the
+/// correct decision and nothing else, on a zero-sized type. Every flaw's switch is here, not
+/// in the protocol: `cargo mutants` does not mutate this file, so a mutant is always a
+/// change to the correct protocol, never one flaw traded for another.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Slot(Option<Flaw>);
+
+impl Slot {
+    /// The correct protocol.
+    pub(crate) const NONE: Slot = Slot(None);
+
+    pub(crate) const fn new(flaw: Option<Flaw>) -> Slot {
+        Slot(flaw)
+    }
+
+    /// Adds the flaw to a semaphore's `Debug` output.
+    pub(crate) fn debug_field(self, d: &mut fmt::DebugStruct<'_, '_>) {
+        d.field("flaw", &self.0);
+    }
+
+    /// `take`'s compare-exchange of `n` permits from the word `seen`, replaced: `Some` with
+    /// the [`Flaw::OverIssue`] lost update, `None` to take them correctly.
+    #[inline(always)]
+    pub(crate) fn take(
+        self,
+        state: &AtomicUsize,
+        seen: usize,
+        n: usize,
+    ) -> Option<Result<usize, usize>> {
+        (self.0 == Some(Flaw::OverIssue)).then(|| over_issue_take(state, seen, n, ONE))
+    }
+
+    /// The ordering of a permit-transferring CAS whose correct ordering is `correct`
+    /// ([`Flaw::RelaxedOrdering`] weakens it).
+    #[inline(always)]
+    pub(crate) fn permit_ordering(self, correct: Ordering) -> Ordering {
+        if self.0 == Some(Flaw::RelaxedOrdering) {
+            return relaxed_ordering();
+        }
+        correct
+    }
+
+    /// The ordering of a release's CAS that replaces the word `seen`, where the correct one
+    /// is `correct` ([`Flaw::RelaxedWhenWaited`] and [`Flaw::RelaxedOrdering`] weaken it).
+    #[inline(always)]
+    pub(crate) fn release_ordering(self, seen: usize, correct: Ordering) -> Ordering {
+        if self.0 == Some(Flaw::RelaxedWhenWaited) {
+            return relaxed_when_waited(seen, WAITERS, correct);
+        }
+        self.permit_ordering(correct)
+    }
+
+    /// Whether a thread an unpark just chose gives up at once, swallowing the wake-up
+    /// ([`Flaw::TimeoutLeak`]); the correct answer is no.
+    #[inline(always)]
+    pub(crate) fn gives_up_when_woken(self, deadline: Option<Instant>) -> bool {
+        self.0 == Some(Flaw::TimeoutLeak) && timeout_leak(deadline, crate::sync::now())
+    }
+
+    /// Whether a thread sets `WAITERS` before it takes the bucket lock, where the correct
+    /// answer is `correct` ([`Flaw::FifoEarlyAnnounce`] always does).
+    #[inline(always)]
+    pub(crate) fn announces_before_park(self, correct: bool) -> bool {
+        self.0 == Some(Flaw::FifoEarlyAnnounce) || correct
+    }
+
+    /// The [`Flaw::StaleValidate`] read of the word before the bucket lock, and its gap;
+    /// `None` (the correct protocol reads the word under the lock) for every other flaw.
+    #[inline(always)]
+    pub(crate) fn stale_read(self, state: &AtomicUsize) -> Option<Stale> {
+        (self.0 == Some(Flaw::StaleValidate)).then(|| {
+            let seen = state.load(Ordering::Relaxed);
+            stale_validate_gap();
+            Stale(seen)
+        })
+    }
+
+    /// How many of a handing-over release's permits go into the count when `own` of them
+    /// were not handed over and `handed` were ([`Flaw::HandoffDoubleCount`] adds both).
+    #[inline(always)]
+    pub(crate) fn returned_to_count(self, own: usize, handed: usize) -> usize {
+        if self.0 == Some(Flaw::HandoffDoubleCount) {
+            return handoff_double_count(own, handed);
+        }
+        own
+    }
+
+    /// The unpark filter's decision for a request that does not fit, where the correct one is
+    /// `correct` ([`Flaw::WeightedLostWakeup`] stops).
+    #[inline(always)]
+    pub(crate) fn not_fitting(self, correct: FilterOp) -> FilterOp {
+        if self.0 == Some(Flaw::WeightedLostWakeup) {
+            return weighted_lost_wakeup();
+        }
+        correct
+    }
+
+    /// Whether an unpark whose result is `result` clears `WAITERS`, where the correct answer
+    /// is `correct` ([`Flaw::LostWaiters`] always does).
+    #[inline(always)]
+    pub(crate) fn clears_waiters(self, result: &UnparkResult, correct: bool) -> bool {
+        if self.0 == Some(Flaw::LostWaiters) {
+            return lost_waiters_clears(result);
+        }
+        correct
+    }
+}
+
+/// The word a [`Flaw::StaleValidate`] thread read before it took the bucket lock.
+pub(crate) struct Stale(usize);
+
+impl Stale {
+    /// `park`'s `validate` for a request of `n` permits, decided on the stale word (the word
+    /// `state` holds now ignored, but for `Fifo`'s unconditional `WAITERS`).
+    pub(crate) fn may_queue(&self, state: &AtomicUsize, n: usize) -> bool {
+        let seen = self.0;
+        if seen & FIFO == 0 {
+            return may_park(seen, n);
+        }
+        stale_fifo_queue(state, fifo_park_word(seen, n), WAITERS)
+    }
+}
+
 /// The [`Flaw::OverIssue`] take of `n` permits: `seen` was loaded and holds them; leave a gap
 /// (`sync::flaw_window`), then write `seen - n * one` (`n` permits fewer) whatever the word
 /// holds now. The arithmetic is here, not in the state machine, so that mutating it is
@@ -130,12 +257,7 @@ pub enum Flaw {
 ///
 /// It is a swap with `Acquire` rather than a plain store so that the only thing wrong is the
 /// lost update: the happens-before edge from the previous holder is kept.
-pub(crate) fn over_issue_take(
-    state: &AtomicUsize,
-    seen: usize,
-    n: usize,
-    one: usize,
-) -> Result<usize, usize> {
+fn over_issue_take(state: &AtomicUsize, seen: usize, n: usize, one: usize) -> Result<usize, usize> {
     flaw_window();
     // Acquire: pairs with the Release of the add that put the permits into the word.
     state.swap(seen - n * one, Ordering::Acquire);
@@ -143,36 +265,28 @@ pub(crate) fn over_issue_take(
 }
 
 /// The [`Flaw::RelaxedOrdering`] ordering for the permit-transferring CASes.
-pub(crate) fn relaxed_ordering() -> Ordering {
+fn relaxed_ordering() -> Ordering {
     Ordering::Relaxed
 }
 
 /// The [`Flaw::LostWaiters`] decision: `WAITERS` is cleared after every unpark, whether or
 /// not threads remain parked (the correct decision is `!result.have_more_threads`).
-pub(crate) fn lost_waiters_clears(result: &UnparkResult) -> bool {
+fn lost_waiters_clears(result: &UnparkResult) -> bool {
     let _ = result.have_more_threads;
     true
-}
-
-/// Whether `flaw` is the one in force. A function here, not a comparison in the state
-/// machine, for the flaws that only the checkers catch: `cargo mutants` runs the real build's
-/// tests, which cannot catch such a flaw switched on for every semaphore, so the switch must
-/// not be a mutation target (this file is not mutated).
-pub(crate) fn is(flaw: Option<Flaw>, which: Flaw) -> bool {
-    flaw == Some(which)
 }
 
 /// The gap of [`Flaw::StaleValidate`], between its early read and the bucket lock (the
 /// parking decision is then made on that read, the word now ignored). It yields
 /// (`sync::flaw_window`) so that real threads fall into it now and then.
-pub(crate) fn stale_validate_gap() {
+fn stale_validate_gap() {
     flaw_window();
 }
 
 /// The [`Flaw::StaleValidate`] decision under `Fifo`: `queue` is the rule's answer for the
 /// word read before the lock (`Some` if it says park); the thread then sets `waiters`
 /// whatever the word holds now, instead of compare-exchanging it from what it read.
-pub(crate) fn stale_fifo_queue(state: &AtomicUsize, queue: Option<usize>, waiters: usize) -> bool {
+fn stale_fifo_queue(state: &AtomicUsize, queue: Option<usize>, waiters: usize) -> bool {
     if queue.is_some() {
         state.fetch_or(waiters, Ordering::Relaxed);
     }
@@ -181,7 +295,7 @@ pub(crate) fn stale_fifo_queue(state: &AtomicUsize, queue: Option<usize>, waiter
 
 /// The [`Flaw::RelaxedWhenWaited`] ordering of a release whose expected word is `seen`:
 /// `Relaxed` when `seen` has `waiters` set, `correct` otherwise.
-pub(crate) fn relaxed_when_waited(seen: usize, waiters: usize, correct: Ordering) -> Ordering {
+fn relaxed_when_waited(seen: usize, waiters: usize, correct: Ordering) -> Ordering {
     if seen & waiters != 0 {
         Ordering::Relaxed
     } else {
@@ -192,7 +306,7 @@ pub(crate) fn relaxed_when_waited(seen: usize, waiters: usize, correct: Ordering
 /// The [`Flaw::TimeoutLeak`] decision for a thread an unpark just chose: give up (and swallow
 /// the wake-up) if it has a deadline and that has passed by `now`, or by the end of the flaw's
 /// window ([`timeout_leak_window`]) when it had not.
-pub(crate) fn timeout_leak(deadline: Option<Instant>, now: Instant) -> bool {
+fn timeout_leak(deadline: Option<Instant>, now: Instant) -> bool {
     deadline.is_some_and(|d| d <= now || timeout_leak_window(d))
 }
 
@@ -225,13 +339,13 @@ fn timeout_leak_window(_deadline: Instant) -> bool {
 
 /// The [`Flaw::WeightedLostWakeup`] filter decision for a request that does not fit: stop
 /// (the correct one is `Skip`).
-pub(crate) fn weighted_lost_wakeup() -> FilterOp {
+fn weighted_lost_wakeup() -> FilterOp {
     FilterOp::Stop
 }
 
 /// The [`Flaw::HandoffDoubleCount`] number of permits a handing-over release adds to the count
 /// when `own` of its permits were not handed over and `handed` were: both (the correct number
 /// is `own`).
-pub(crate) fn handoff_double_count(own: usize, handed: usize) -> usize {
+fn handoff_double_count(own: usize, handed: usize) -> usize {
     own + handed
 }

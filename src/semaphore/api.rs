@@ -76,8 +76,7 @@ impl Semaphore {
             Semaphore {
                 state: AtomicUsize::new(initial_state(permits, fairness)),
                 timer: AtomicU64::new(mode_code(fairness)),
-                #[cfg(feature = "broken_sema")]
-                flaw: None,
+                flaw: flaw::Slot::NONE,
             }
         }
     }
@@ -100,7 +99,7 @@ impl Semaphore {
         flaw: Option<Flaw>,
     ) -> Semaphore {
         let mut sem = Semaphore::with_fairness(permits, fairness);
-        sem.flaw = flaw;
+        sem.flaw = flaw::Slot::new(flaw);
         sem
     }
 

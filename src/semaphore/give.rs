@@ -138,12 +138,7 @@ impl Semaphore {
     /// semaphore runs with a flaw that weakens it.
     #[inline(always)]
     pub(super) fn release_ordering(&self, s: usize) -> Ordering {
-        #[cfg(feature = "broken_sema")]
-        if flaw::is(self.flaw, Flaw::RelaxedWhenWaited) {
-            return flaw::relaxed_when_waited(s, WAITERS, Ordering::Release);
-        }
-        let _ = s;
-        self.permit_ordering(Ordering::Release)
+        self.flaw.release_ordering(s, Ordering::Release)
     }
 
     /// Hands `own` permits (a release's, not yet in the word) together with the free ones to
@@ -163,13 +158,7 @@ impl Semaphore {
         let mut refused = None;
         let filter = |token: ParkToken| self.hand_to(&own, &handed, token.0);
         let callback = |result: UnparkResult| {
-            let back = own.get();
-            #[cfg(feature = "broken_sema")]
-            let back = if self.flaw == Some(Flaw::HandoffDoubleCount) {
-                flaw::handoff_double_count(back, handed.get())
-            } else {
-                back
-            };
+            let back = self.flaw.returned_to_count(own.get(), handed.get());
             refused = self.deposit(back, self.no_waiter_left(&result)).err();
             if result.unparked_threads == 0 {
                 return DEFAULT_UNPARK_TOKEN;
@@ -302,19 +291,11 @@ impl Semaphore {
             *left -= want;
             return FilterOp::Unpark;
         }
-        #[cfg(feature = "broken_sema")]
-        if self.flaw == Some(Flaw::WeightedLostWakeup) {
-            return flaw::weighted_lost_wakeup();
-        }
-        FilterOp::Skip
+        self.flaw.not_fitting(FilterOp::Skip)
     }
 
     /// Whether an unpark left no thread parked on this semaphore, so `WAITERS` must go.
     pub(super) fn no_waiter_left(&self, result: &UnparkResult) -> bool {
-        #[cfg(feature = "broken_sema")]
-        if self.flaw == Some(Flaw::LostWaiters) {
-            return flaw::lost_waiters_clears(result);
-        }
-        !result.have_more_threads
+        self.flaw.clears_waiters(result, !result.have_more_threads)
     }
 }

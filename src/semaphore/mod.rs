@@ -28,15 +28,16 @@ use crate::sync::{
     note_slow_release, now, park, unpark_filter,
 };
 
+use crate::flaw;
 #[cfg(feature = "broken_sema")]
-use crate::flaw::{self, Flaw};
+use crate::flaw::Flaw;
 
 mod acquire;
 mod api;
 mod give;
 mod take;
 mod timer;
-mod word;
+pub(crate) mod word;
 
 use timer::*;
 use word::*;
@@ -185,9 +186,9 @@ pub struct Semaphore {
     /// thread. The other modes never write it.
     timer: AtomicU64,
 
-    /// The deliberate flaw this semaphore runs with, if any.
-    #[cfg(feature = "broken_sema")]
-    flaw: Option<Flaw>,
+    /// The deliberate flaw this semaphore runs with, if any (zero-sized without
+    /// `broken_sema`).
+    flaw: flaw::Slot,
 }
 
 impl fmt::Debug for Semaphore {
@@ -199,8 +200,7 @@ impl fmt::Debug for Semaphore {
             .field("closed", &(s & CLOSED != 0))
             .field("fairness", &self.fairness())
             .field("state", &format_args!("{s:#x}"));
-        #[cfg(feature = "broken_sema")]
-        d.field("flaw", &self.flaw);
+        self.flaw.debug_field(&mut d);
         d.finish()
     }
 }

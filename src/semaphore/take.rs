@@ -67,7 +67,7 @@ impl Semaphore {
     ) -> Result<(), TryAcquireError> {
         let mut s = self.state.load(Ordering::Relaxed);
         loop {
-            if !GUARDED && s & CLOSED_OR_FIFO != 0 {
+            if !GUARDED && s & (CLOSED | FIFO) != 0 {
                 return self.try_acquire_guarded(n);
             }
             // Only the guarded loop sees `CLOSED` or `FIFO`.
@@ -97,9 +97,8 @@ impl Semaphore {
     /// Takes `n` permits (`0 < n <= permits in s`) if the state word is still `s`.
     #[inline]
     pub(super) fn take(&self, s: usize, n: usize) -> Result<usize, usize> {
-        #[cfg(feature = "broken_sema")]
-        if self.flaw == Some(Flaw::OverIssue) {
-            return flaw::over_issue_take(&self.state, s, n, ONE);
+        if let Some(lost_update) = self.flaw.take(&self.state, s, n) {
+            return lost_update;
         }
         // Acquire: pairs with the Release of the `try_add_permits` CAS that put the permits
         // into the word, so the previous holders' writes happen-before this holder's.
@@ -115,11 +114,7 @@ impl Semaphore {
     /// the `RelaxedOrdering` flaw.
     #[inline(always)]
     pub(super) fn permit_ordering(&self, correct: Ordering) -> Ordering {
-        #[cfg(feature = "broken_sema")]
-        if self.flaw == Some(Flaw::RelaxedOrdering) {
-            return flaw::relaxed_ordering();
-        }
-        correct
+        self.flaw.permit_ordering(correct)
     }
 
     /// The slow path of every waiting acquire of `n` permits (`0 < n <= MAX_PERMITS`): take
@@ -199,15 +194,13 @@ impl Semaphore {
                     continue;
                 }
                 // Announce that a thread is about to park, so releases take the slow path.
-                // `WAITERS` is clear here, so adding it sets it; `s | WAITERS` would be the
-                // same number as `s ^ WAITERS`, an equivalent mutant for `cargo mutants`.
                 // Under `FIFO` the parking thread's `validate` sets it instead, under the
                 // lock that queues the thread: an announcer not yet queued would otherwise
                 // send a request that fits, arriving after it, to sleep ahead of it.
                 if self.announces_before_park(s)
                     && let Err(now) = self.state.compare_exchange_weak(
                         s,
-                        s + WAITERS,
+                        s | WAITERS,
                         Ordering::Relaxed,
                         Ordering::Relaxed,
                     )
@@ -220,9 +213,7 @@ impl Semaphore {
             rec.parked();
             match self.park(n, deadline) {
                 ParkResult::Unparked(token) => {
-                    #[cfg(feature = "broken_sema")]
-                    if flaw::is(self.flaw, Flaw::TimeoutLeak) && flaw::timeout_leak(deadline, now())
-                    {
+                    if self.flaw.gives_up_when_woken(deadline) {
                         return Err(TryAcquireError::TimedOut);
                     }
                     // Handed over: the permits are this thread's, also if its deadline has
@@ -255,11 +246,7 @@ impl Semaphore {
     /// before it takes the bucket lock: always without `FIFO`; under `FIFO` never (its
     /// `validate` sets the bit, see `fifo_park_word`).
     pub(super) fn announces_before_park(&self, s: usize) -> bool {
-        #[cfg(feature = "broken_sema")]
-        if flaw::is(self.flaw, Flaw::FifoEarlyAnnounce) {
-            return true;
-        }
-        s & FIFO == 0
+        self.flaw.announces_before_park(s & FIFO == 0)
     }
 
     /// `park`'s `validate` for a request of `n` permits, under the bucket lock: whether this
@@ -317,21 +304,10 @@ impl Semaphore {
         // Runs under the bucket lock, which every clear of WAITERS also holds, so a clear
         // either happened before (and this sees it) or happens after this thread is queued
         // (and the clearing unpark finds it).
-        #[cfg(feature = "broken_sema")]
-        let stale = flaw::is(self.flaw, Flaw::StaleValidate).then(|| {
-            let seen = self.state.load(Ordering::Relaxed);
-            flaw::stale_validate_gap();
-            seen
-        });
-        let validate = || {
-            #[cfg(feature = "broken_sema")]
-            if let Some(seen) = stale {
-                if seen & FIFO == 0 {
-                    return may_park(seen, n);
-                }
-                return flaw::stale_fifo_queue(&self.state, fifo_park_word(seen, n), WAITERS);
-            }
-            self.may_queue(n)
+        let stale = self.flaw.stale_read(&self.state);
+        let validate = || match &stale {
+            Some(stale) => stale.may_queue(&self.state, n),
+            None => self.may_queue(n),
         };
         let timed_out = |_, was_last| self.leave_queue(was_last);
         // SAFETY:

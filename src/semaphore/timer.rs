@@ -57,9 +57,7 @@ pub(super) fn next_timer(t: u64, now: u64) -> u64 {
         seed => xorshift32(seed),
     };
     let deadline = (now + u64::from(seed) % (FAIR_WINDOW_US + 1)) & DEADLINE_MASK;
-    // `+` rather than `|`: the three fields do not overlap, so `|` and `^` would be the same
-    // number, an equivalent mutant for `cargo mutants`.
-    (t & MODE_MASK) + (deadline << DEADLINE_SHIFT) + (u64::from(seed) << SEED_SHIFT)
+    (t & MODE_MASK) | (deadline << DEADLINE_SHIFT) | (u64::from(seed) << SEED_SHIFT)
 }
 impl Semaphore {
     /// Whether an `Eventual` semaphore's release that found `WAITERS` must hand over: its

@@ -4,25 +4,18 @@
 //! [`FLAG_BITS`] flag bits. The rules that decide on a word value alone (may a thread take,
 //! may it park, how far a handoff goes, does an add fit) are functions here, with no atomics
 //! and no side effects; the protocol files load and compare-exchange the word and ask them.
-//!
-//! The flags are written as literals, not shifts: `1 << 0` and `1 >> 0` are the same number,
-//! so a shift here would only give `cargo mutants` an equivalent mutant to report.
 
 use super::*;
 
 /// Some thread is parked, or is about to park, on this semaphore.
-pub(super) const WAITERS: usize = 0b001;
+pub(crate) const WAITERS: usize = 0b001;
 /// The semaphore is closed.
 pub(super) const CLOSED: usize = 0b010;
 /// The semaphore is strictly FIFO ([`Fairness::Fifo`]): set at construction, never changed.
 /// It is the bit that was reserved so that `MAX_PERMITS` would not change when a flag came.
 /// Keeping it in the word lets the fast path's one test, `s & (CLOSED | FIFO)`, send a FIFO
 /// semaphore's requests to the checked path at no cost to the other modes.
-pub(super) const FIFO: usize = 0b100;
-/// The word's bits that send a request to the guarded try loop, as one literal (`CLOSED |
-/// FIFO` would be the same number as `CLOSED ^ FIFO`, an equivalent mutant).
-pub(super) const CLOSED_OR_FIFO: usize = 0b110;
-const _: () = assert!(CLOSED_OR_FIFO == CLOSED | FIFO);
+pub(crate) const FIFO: usize = 0b100;
 /// The number of flag bits below the permit count.
 pub(super) const FLAG_BITS: u32 = 3;
 /// The unpark token of a thread that was handed its permits: they never went through the
@@ -30,17 +23,15 @@ pub(super) const FLAG_BITS: u32 = 3;
 pub(super) const HANDED: UnparkToken = UnparkToken(1);
 
 /// One permit, as it is counted in the state word.
-pub(super) const ONE: usize = 1 << FLAG_BITS;
+pub(crate) const ONE: usize = 1 << FLAG_BITS;
 
 /// Whether a thread requesting `n` permits of a semaphore without `FIFO` may park when the
 /// state word is `s`: only while `WAITERS` is set (so every release takes the slow path and
 /// looks at the queue), the semaphore is open, and fewer than `n` permits are free. The
 /// parking thread's `validate` asks this under the bucket lock. For one permit it is the
 /// state exactly `WAITERS`.
-pub(super) fn may_park(s: usize, n: usize) -> bool {
-    // Separate tests rather than one mask: `CLOSED | WAITERS` is the same number as
-    // `CLOSED ^ WAITERS`, an equivalent mutant for `cargo mutants`.
-    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)
+pub(crate) fn may_park(s: usize, n: usize) -> bool {
+    s & (WAITERS | CLOSED) == WAITERS && !fits(s, n)
 }
 
 /// The word a thread requesting `n` permits of a `FIFO` semaphore parks on, from the word
@@ -49,11 +40,10 @@ pub(super) fn may_park(s: usize, n: usize) -> bool {
 /// under the lock that queues it. So a request parks behind the queued ones whether or not
 /// it fits (no running thread takes a permit past them), and with nobody queued it parks
 /// only if it does not fit, setting `WAITERS`; it never parks on a closed semaphore.
-pub(super) fn fifo_park_word(s: usize, n: usize) -> Option<usize> {
+pub(crate) fn fifo_park_word(s: usize, n: usize) -> Option<usize> {
     if s & CLOSED != 0 || (s & WAITERS == 0 && fits(s, n)) {
         return None;
     }
-    // `|`, not `+`: the bit may be set already.
     Some(s | WAITERS)
 }
 
@@ -70,9 +60,7 @@ pub(super) const fn initial_state(permits: usize, fairness: Fairness) -> usize {
         "Semaphore::new: the permit count exceeds Semaphore::MAX_PERMITS (usize::MAX >> 3)"
     );
     match fairness {
-        // `+`, not `|`: the bit is clear, so `|` and `^` would be the same number (an
-        // equivalent mutant).
-        Fairness::Fifo => (permits << FLAG_BITS) + FIFO,
+        Fairness::Fifo => (permits << FLAG_BITS) | FIFO,
         _ => permits << FLAG_BITS,
     }
 }

@@ -125,8 +125,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "try_add_permits: Release CAS -> Relaxed",
         promise: Some(5),
         file: "src/semaphore/give.rs",
-        find: "self.permit_ordering(Ordering::Release)",
-        replace: "self.permit_ordering(Ordering::Relaxed)",
+        find: "self.flaw.release_ordering(s, Ordering::Release)",
+        replace: "self.flaw.release_ordering(s, Ordering::Relaxed)",
         checks: &[loom!("visibility"), loom!("unwind_and_move")],
         why_one_build: Some(ORDERINGS),
     },
@@ -296,7 +296,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a thread may park without WAITERS or when closed (flags ignored)",
         promise: Some(3),
         file: "src/semaphore/word.rs",
-        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
+        find: "    s & (WAITERS | CLOSED) == WAITERS && !fits(s, n)\n",
         replace: "    !fits(s, n)\n",
         // A late waiter parks in the state 0 that an unpark finding nobody left behind, or
         // in CLOSED after close's unpark: (a) with two rounds and the announced acquirers of
@@ -313,7 +313,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a thread may park whenever WAITERS is set (count and CLOSED ignored)",
         promise: Some(3),
         file: "src/semaphore/word.rs",
-        find: "    s & WAITERS != 0 && s & CLOSED == 0 && !fits(s, n)\n",
+        find: "    s & (WAITERS | CLOSED) == WAITERS && !fits(s, n)\n",
         replace: "    s & WAITERS != 0\n",
         // A release that passes over a large head leaves the bit set for it; a small request
         // that validates after that release's unpark parks with its permit free, and nobody
@@ -329,8 +329,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "under FIFO an acquirer sets WAITERS before it is queued",
         promise: Some(24),
         file: "src/semaphore/take.rs",
-        find: "        s & FIFO == 0\n    }\n",
-        replace: "        let _ = s;\n        true\n    }\n",
+        find: "        self.flaw.announces_before_park(s & FIFO == 0)\n",
+        replace: "        self.flaw.announces_before_park({\n            let _ = s;\n            true\n        })\n",
         // A request that fits, arriving while the announcer is between its CAS and the
         // bucket lock, is queued first and sleeps as the head with its request free.
         checks: &[
@@ -512,8 +512,8 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         id: "a request of zero succeeds before closed is checked",
         promise: Some(16),
         file: "src/semaphore/take.rs",
-        find: "        loop {\n            if !GUARDED && s & CLOSED_OR_FIFO != 0 {",
-        replace: "        if n == 0 {\n            return Ok(());\n        }\n        loop {\n            if !GUARDED && s & CLOSED_OR_FIFO != 0 {",
+        find: "        loop {\n            if !GUARDED && s & (CLOSED | FIFO) != 0 {",
+        replace: "        if n == 0 {\n            return Ok(());\n        }\n        loop {\n            if !GUARDED && s & (CLOSED | FIFO) != 0 {",
         checks: &[REAL_API],
         why_one_build: Some(SINGLE_THREADED),
     },

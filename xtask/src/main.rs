@@ -125,6 +125,10 @@ enum Task {
         /// of them); the report keeps the other mutants' rows as they were.
         #[arg(long, requires = "by_hand", value_name = "SUBSTRING")]
         only: Vec<String>,
+        /// Instead, check that every `exclude_re` in `.cargo/mutants.toml` and
+        /// `parkcheck/mutants.toml` matches at least one mutant (needs cargo-mutants).
+        #[arg(long, conflicts_with = "by_hand")]
+        check_excludes: bool,
         /// Extra arguments for `cargo mutants` (after `--`), e.g. `--in-diff changes.diff`.
         #[arg(last = true)]
         extra: Vec<String>,
@@ -213,6 +217,10 @@ fn main() -> ExitCode {
         Task::Soak(args) => soak::soak(args),
         Task::Links => links::links(),
         Task::PublicApi { bless } => public_api::public_api(bless),
+        Task::Mutants {
+            check_excludes: true,
+            ..
+        } => mutants::check_excludes(),
         Task::Mutants {
             by_hand: true,
             generated,
@@ -354,9 +362,10 @@ mod tests {
                 by_hand,
                 generated,
                 only,
+                check_excludes,
                 extra,
             } => {
-                assert!(by_hand && generated);
+                assert!(by_hand && generated && !check_excludes);
                 assert_eq!(only, ["FIFO", "fairness turn"]);
                 assert!(extra.is_empty());
             }

@@ -74,6 +74,102 @@ pub(crate) fn cargo_mutants(extra: &[String]) -> ExitCode {
     }
 }
 
+/// The `cargo mutants` configurations whose `exclude_re` `--check-excludes` checks, each with
+/// the arguments that select its package.
+const EXCLUDE_CONFIGS: [(&str, &[&str]); 2] = [
+    (".cargo/mutants.toml", &[]),
+    ("parkcheck/mutants.toml", &["-p", "parkcheck"]),
+];
+
+/// How many of `names` (mutant names as `cargo mutants --list` prints them) each of
+/// `patterns` matches, in order; `Err` for a pattern that is not a regex.
+fn exclude_matches(patterns: &[String], names: &[&str]) -> Result<Vec<usize>, String> {
+    patterns
+        .iter()
+        .map(|p| {
+            let re = regex::Regex::new(p).map_err(|e| format!("{p}: {e}"))?;
+            Ok(names.iter().filter(|n| re.is_match(n)).count())
+        })
+        .collect()
+}
+
+/// `cargo xtask mutants --check-excludes`: every `exclude_re` of the mutation settings still
+/// matches at least one mutant of the unfiltered list (`--no-config`), so an exclusion whose
+/// code was changed or moved away does not stay behind excluding nothing, or something
+/// else. Prints each pattern's count.
+pub(crate) fn check_excludes() -> ExitCode {
+    let root = crate::workspace_root();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let mut ok = true;
+    for (config, select) in EXCLUDE_CONFIGS {
+        let patterns = match fs::read_to_string(root.join(config))
+            .map_err(|e| e.to_string())
+            .and_then(|s| s.parse::<toml::Table>().map_err(|e| e.to_string()))
+        {
+            Ok(table) => match table.get("exclude_re") {
+                None => Vec::new(),
+                Some(v) => match v.clone().try_into::<Vec<String>>() {
+                    Ok(v) => v,
+                    Err(e) => {
+                        eprintln!("xtask: {config}: exclude_re: {e}");
+                        ok = false;
+                        continue;
+                    }
+                },
+            },
+            Err(e) => {
+                eprintln!("xtask: {config}: {e}");
+                ok = false;
+                continue;
+            }
+        };
+        if patterns.is_empty() {
+            println!("{config}: no exclude_re");
+            continue;
+        }
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(&root)
+            .args(["mutants", "--list", "--no-config"])
+            .args(select)
+            .stderr(Stdio::inherit());
+        eprintln!("xtask: running {cmd:?}");
+        let listed = match cmd.output() {
+            Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).into_owned(),
+            Ok(out) => {
+                eprintln!("xtask: {cmd:?} failed ({})", out.status);
+                ok = false;
+                continue;
+            }
+            Err(e) => {
+                eprintln!("xtask: could not start {cmd:?}: {e}");
+                ok = false;
+                continue;
+            }
+        };
+        let names: Vec<&str> = listed.lines().collect();
+        match exclude_matches(&patterns, &names) {
+            Ok(counts) => {
+                for (p, n) in patterns.iter().zip(counts) {
+                    println!("{config}: {n} mutants match {p}");
+                    if n == 0 {
+                        eprintln!("xtask: {config}: `{p}` excludes nothing: remove it or fix it");
+                        ok = false;
+                    }
+                }
+            }
+            Err(e) => {
+                eprintln!("xtask: {config}: exclude_re {e}");
+                ok = false;
+            }
+        }
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
 /// What `cargo xtask verify`'s mutants step mutates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Of {
@@ -888,6 +984,23 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn an_exclusion_counts_the_mutants_it_matches() {
+        let names = [
+            "src/w.rs:1:5: replace | with ^ in next_timer",
+            "src/w.rs:1:9: replace | with ^ in next_timer",
+            "src/w.rs:1:5: replace | with & in next_timer",
+            "src/g.rs:7:18: replace & with | in Semaphore::release_slow",
+        ];
+        let patterns = [
+            r"replace \| with \^ in next_timer$".to_string(),
+            r"replace & with \| in Semaphore::release_slow$".to_string(),
+            r"in may_park$".to_string(),
+        ];
+        assert_eq!(exclude_matches(&patterns, &names).unwrap(), [2, 1, 0]);
+        assert!(exclude_matches(&["(".to_string()], &names).is_err());
+    }
+
     use super::*;
 
     const ONE: Check = Check {
