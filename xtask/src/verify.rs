@@ -1,8 +1,8 @@
 //! `cargo xtask verify`: every check of every build, one progress display, one report.
 //!
 //! Each build's `cargo test` runs under the `watchdog` supervisor, its output kept in
-//! `target/verify/<build>.log` and read line by line for libtest's results (`test NAME ...
-//! ok`), while the checks append their sizes and their catches to `target/verify/records.jsonl`
+//! `target/verify/<build>.log` and read line by line for libtest's results, as libtest's JSON
+//! events (`--format json`, see `LIBTEST_JSON`), while the checks append their sizes and their catches to `target/verify/records.jsonl`
 //! (`PARKSEMA_REPORT`, see `report.rs`). At the end the report joins the two: each check with
 //! its result and size, then the flaws × checks matrix against `matrix.rs`'s expectations.
 
@@ -94,6 +94,8 @@ impl Step {
             // to contend with themselves, not with each other.
             Step::Real => &[
                 "test",
+                "--config",
+                BOOTSTRAP_RUNNER,
                 "--no-fail-fast",
                 "--release",
                 "-p",
@@ -113,12 +115,18 @@ impl Step {
                 "--features",
                 "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
+                "-Z",
+                "unstable-options",
+                "--format",
+                "json",
                 "--test-threads",
                 "1",
             ],
             // The test profile: debug assertions on, dependencies (loom) optimized.
             Step::Loom => &[
                 "test",
+                "--config",
+                BOOTSTRAP_RUNNER,
                 "--no-fail-fast",
                 "-p",
                 "parksema",
@@ -138,9 +146,16 @@ impl Step {
                  parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-12/unfaithful,\
                  parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful",
+                "--",
+                "-Z",
+                "unstable-options",
+                "--format",
+                "json",
             ],
             Step::Shuttle => &[
                 "test",
+                "--config",
+                BOOTSTRAP_RUNNER,
                 "--no-fail-fast",
                 "-p",
                 "parksema",
@@ -159,9 +174,65 @@ impl Step {
                  parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
                  parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle",
+                "--",
+                "-Z",
+                "unstable-options",
+                "--format",
+                "json",
             ],
             Step::Miri | Step::Tsan | Step::Mutants | Step::ModelMutants => &[],
         }
+    }
+}
+
+/// libtest's JSON output (`-Z unstable-options --format json`) is unstable: libtest accepts
+/// it when `RUSTC_BOOTSTRAP` is set in the test binary's environment, read when it runs. So
+/// the variable goes to what runs the tests, never to cargo, whose compilers would see it
+/// (proc-macro2's build script reads it, and every derive would be rebuilt): the test
+/// binaries get it from this runner (`env` in front of each), and the doctests, which rustdoc
+/// runs, from the `RUSTDOC` wrapper `rustdoc_wrapper` writes.
+const BOOTSTRAP_RUNNER: &str = "target.'cfg(all())'.runner = ['env', 'RUSTC_BOOTSTRAP=1']";
+
+/// Writes the `RUSTDOC` wrapper of the cargo-test steps into `dir`: rustdoc with
+/// `RUSTC_BOOTSTRAP` set, so the doctests' libtest takes `--format json` (see
+/// [`BOOTSTRAP_RUNNER`]).
+fn rustdoc_wrapper(dir: &Path) -> Result<PathBuf, String> {
+    let path = dir.join("rustdoc-json");
+    fs::write(&path, "#!/bin/sh\nRUSTC_BOOTSTRAP=1 exec rustdoc \"$@\"\n")
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    Ok(path)
+}
+
+/// One event of libtest's JSON output: a suite (a test binary, or a crate's doctests) starts
+/// or ends, a test starts or ends. The fields a report needs; libtest writes more.
+#[derive(Debug, serde::Deserialize)]
+struct Event {
+    #[serde(rename = "type")]
+    kind: String,
+    event: String,
+    name: Option<String>,
+    test_count: Option<u64>,
+    /// A failed test's captured output.
+    stdout: Option<String>,
+}
+
+/// A test's result from its closing event: `ok`, `FAILED` or `ignored`; `None` for the other
+/// events.
+fn test_result(e: &Event) -> Option<&'static str> {
+    if e.kind != "test" {
+        return None;
+    }
+    match e.event.as_str() {
+        "ok" => Some("ok"),
+        "failed" => Some("FAILED"),
+        "ignored" => Some("ignored"),
+        _ => None,
     }
 }
 
@@ -278,6 +349,13 @@ pub(crate) fn verify(settings: Settings, steps: &[Step], json: Option<&Path>) ->
         }
     }
     let supervisor = target.join("release").join("watchdog");
+    let rustdoc = match rustdoc_wrapper(&dir) {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("xtask: cannot write the rustdoc wrapper: {e}");
+            return false;
+        }
+    };
     let mut extra_records = Vec::new();
     for &step in steps {
         let outcome = match step {
@@ -287,7 +365,7 @@ pub(crate) fn verify(settings: Settings, steps: &[Step], json: Option<&Path>) ->
                     .args(["--stall", &settings.stall.to_string(), "--"])
                     .arg(&cargo)
                     .args(step.cargo_test_args());
-                environment(&mut cmd, &settings, &records_file);
+                environment(&mut cmd, &settings, &records_file, &rustdoc);
                 let outcome = run_step(step, cmd, &dir.join(format!("{}.log", step.name())));
                 if step == Step::Real && outcome.passed {
                     // The soak's short runs, correct and against each flaw: real threads too.
@@ -374,8 +452,9 @@ pub(crate) fn verify(settings: Settings, steps: &[Step], json: Option<&Path>) ->
 }
 
 /// The environment every cargo-test step gets: the records file, the fixed seeds, the sizes.
-fn environment(cmd: &mut Command, settings: &Settings, records: &Path) {
+fn environment(cmd: &mut Command, settings: &Settings, records: &Path, rustdoc: &Path) {
     cmd.env("PARKSEMA_REPORT", records)
+        .env("RUSTDOC", rustdoc)
         .env("SHUTTLE_RANDOM_SEED", settings.shuttle_seed.to_string())
         .env("PROPTEST_RNG_SEED", settings.proptest_seed.to_string())
         .env("SHUTTLE_ITERATIONS", settings.shuttle_factor.to_string())
@@ -490,56 +569,88 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
     .collect();
     drop(tx);
     let mut file = fs::File::create(log).ok();
-    // cargo's `Running X` lines (stderr) and libtest's `running N tests` and results
-    // (stdout) arrive out of step, but each stream in its own order: the k-th `running N
-    // tests` block is the k-th target cargo announced, resolved at the end.
+    // cargo's `Running X` lines (stderr) and libtest's events (stdout) arrive out of step,
+    // but each stream in its own order: the k-th suite libtest starts is the k-th target
+    // cargo announced, resolved at the end.
     let mut tests: Vec<(usize, TestResult)> = Vec::new();
     let mut targets: Vec<String> = Vec::new();
     let mut block = 0usize;
     let mut tail: Vec<String> = Vec::new();
+    // Each failed test's captured output, and the test that started last without ending
+    // (the one a stall or a crash stopped).
+    let mut outputs: BTreeMap<(usize, String), String> = BTreeMap::new();
+    let mut unfinished: Option<(usize, String)> = None;
     for line in rx {
         if let Some(f) = file.as_mut() {
             let _ = writeln!(f, "{line}");
         }
-        tail.push(line.clone());
-        if tail.len() > 40 {
-            tail.remove(0);
-        }
         let trimmed = line.trim();
-        if let Some(rest) = trimmed.strip_prefix("Running ") {
-            // cargo: `Running tests/loom.rs (target/debug/deps/loom-...)`.
-            let target = rest.split(" (").next().unwrap_or(rest).to_string();
-            if progress.plain {
-                progress.line(&format!("xtask: {}: {target}", step.name()));
+        let event = trimmed
+            .starts_with('{')
+            .then(|| serde_json::from_str::<Event>(trimmed).ok())
+            .flatten();
+        let Some(event) = event else {
+            tail.push(line.clone());
+            if tail.len() > 40 {
+                tail.remove(0);
             }
-            targets.push(target);
-        } else if let Some(rest) = trimmed.strip_prefix("Doc-tests ") {
-            targets.push(format!("doc-tests {rest}"));
-        } else if let Some(n) = trimmed
-            .strip_prefix("running ")
-            .and_then(|r| r.strip_suffix(" tests").or_else(|| r.strip_suffix(" test")))
-            .and_then(|n| n.parse::<u64>().ok())
-        {
-            block += 1;
-            progress.bar.inc_length(n);
-            if let Some(target) = targets.get(block - 1) {
-                progress.bar.set_message(target.clone());
+            if let Some(rest) = trimmed.strip_prefix("Running ") {
+                // cargo: `Running tests/loom.rs (target/debug/deps/loom-...)`.
+                let target = rest.split(" (").next().unwrap_or(rest).to_string();
+                if progress.plain {
+                    progress.line(&format!("xtask: {}: {target}", step.name()));
+                }
+                targets.push(target);
+            } else if let Some(rest) = trimmed.strip_prefix("Doc-tests ") {
+                targets.push(format!("doc-tests {rest}"));
             }
-        } else if let Some((name, result)) = test_line(trimmed) {
-            progress.bar.inc(1);
-            let target = targets
+            continue;
+        };
+        let target = |block: usize| {
+            targets
                 .get(block.saturating_sub(1))
                 .cloned()
-                .unwrap_or_default();
-            progress.bar.set_message(format!("{target}: {name}"));
+                .unwrap_or_default()
+        };
+        match (event.kind.as_str(), event.event.as_str()) {
+            ("suite", "started") => {
+                block += 1;
+                progress.bar.inc_length(event.test_count.unwrap_or(0));
+                progress.bar.set_message(target(block));
+            }
+            ("test", "started") => {
+                let name = event.name.clone().unwrap_or_default();
+                progress
+                    .bar
+                    .set_message(format!("{}: {name}", target(block)));
+                unfinished = Some((block, name));
+            }
+            _ => {}
+        }
+        if let Some(result) = test_result(&event) {
+            let name = event.name.unwrap_or_default();
+            progress.bar.inc(1);
+            if unfinished
+                .as_ref()
+                .is_some_and(|(b, n)| *b == block && *n == name)
+            {
+                unfinished = None;
+            }
             if result == "FAILED" {
-                progress.line(&format!("xtask: {} FAILED: {target}: {name}", step.name()));
+                progress.line(&format!(
+                    "xtask: {} FAILED: {}: {name}",
+                    step.name(),
+                    target(block)
+                ));
+                if let Some(out) = event.stdout {
+                    outputs.insert((block, name.clone()), out);
+                }
             }
             tests.push((
                 block,
                 TestResult {
                     target: String::new(),
-                    name: name.to_string(),
+                    name,
                     result: result.to_string(),
                 },
             ));
@@ -548,13 +659,25 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
     for reader in readers {
         let _ = reader.join();
     }
+    let target_of = |block: usize| {
+        targets
+            .get(block.saturating_sub(1))
+            .cloned()
+            .unwrap_or_else(|| "?".to_string())
+    };
+    let failures: Vec<(String, String, Option<String>)> = tests
+        .iter()
+        .filter(|(_, t)| t.result == "FAILED")
+        .map(|(block, t)| {
+            let out = outputs.remove(&(*block, t.name.clone()));
+            (target_of(*block), t.name.clone(), out)
+        })
+        .collect();
+    let unfinished = unfinished.map(|(block, name)| format!("{}: {name}", target_of(block)));
     let tests: Vec<TestResult> = tests
         .into_iter()
         .map(|(block, mut t)| {
-            t.target = targets
-                .get(block.saturating_sub(1))
-                .cloned()
-                .unwrap_or_else(|| "?".to_string());
+            t.target = target_of(block);
             t
         })
         .collect();
@@ -571,7 +694,7 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
     );
     let failure = (!passed).then(|| {
         let code = status.map_or("not started".to_string(), |s| format!("{s}"));
-        failure_summary(log, &tests, &code, &tail)
+        failure_summary(&failures, unfinished.as_deref(), &code, &tail)
     });
     StepOutcome {
         step,
@@ -584,31 +707,32 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
     }
 }
 
-/// `test NAME ... RESULT` → `(NAME, RESULT)`.
-fn test_line(line: &str) -> Option<(&str, &str)> {
-    let rest = line.strip_prefix("test ")?;
-    let (name, result) = rest.rsplit_once(" ... ")?;
-    // `ok`, `FAILED`, `ignored`, or `ignored, <reason>`.
-    let result = result.split([' ', ',']).next()?;
-    matches!(result, "ok" | "FAILED" | "ignored").then_some((name, result))
-}
-
-/// Why a step failed: each failed test's first lines from libtest's `---- NAME stdout ----`
-/// section, else the last lines of output (a build error, a stall report).
-fn failure_summary(log: &Path, tests: &[TestResult], code: &str, tail: &[String]) -> String {
-    let text = fs::read_to_string(log).unwrap_or_default();
+/// Why a step failed: each failed test's first lines of captured output (from its libtest
+/// event), the test that started and never ended (a stall, a crash), else the last lines of
+/// output (a build error, a stall report).
+fn failure_summary(
+    failures: &[(String, String, Option<String>)],
+    unfinished: Option<&str>,
+    code: &str,
+    tail: &[String],
+) -> String {
     let mut out = format!("exit: {code}\n");
-    let failed: Vec<_> = tests.iter().filter(|t| t.result == "FAILED").collect();
-    for t in &failed {
-        let head = format!("---- {} stdout ----", t.name);
-        if let Some(at) = text.find(&head) {
-            let section: Vec<&str> = text[at..].lines().take(10).collect();
-            let _ = writeln!(out, "{}", section.join("\n"));
-        } else {
-            let _ = writeln!(out, "{}: {} (no output captured)", t.target, t.name);
+    for (target, name, output) in failures {
+        let _ = writeln!(out, "---- {target}: {name} ----");
+        match output {
+            Some(text) => {
+                let head: Vec<&str> = text.lines().take(10).collect();
+                let _ = writeln!(out, "{}", head.join("\n"));
+            }
+            None => {
+                let _ = writeln!(out, "(no output captured)");
+            }
         }
     }
-    if failed.is_empty() {
+    if let Some(name) = unfinished {
+        let _ = writeln!(out, "started and never ended: {name}");
+    }
+    if failures.is_empty() {
         let _ = writeln!(out, "{}", tail.join("\n"));
     }
     out
@@ -1151,18 +1275,60 @@ mod tests {
         }
     }
 
+    /// Every cargo-test step asks libtest for JSON, after libtest's `--`, and runs its
+    /// binaries with `RUSTC_BOOTSTRAP` through the runner (cargo's option, before it).
     #[test]
-    fn libtest_lines_are_read() {
-        assert_eq!(test_line("test a::b ... ok"), Some(("a::b", "ok")));
+    fn every_cargo_test_step_reads_libtest_json() {
+        for step in [Step::Real, Step::Loom, Step::Shuttle] {
+            let args = step.cargo_test_args();
+            let mut parts = args.split(|a| *a == "--");
+            let cargos = parts.next().unwrap_or_default();
+            let libtests = parts.next().unwrap_or_default();
+            assert!(cargos.contains(&BOOTSTRAP_RUNNER), "{}", step.name());
+            assert!(
+                libtests
+                    .windows(4)
+                    .any(|w| w == ["-Z", "unstable-options", "--format", "json"]),
+                "{}: {args:?}",
+                step.name()
+            );
+        }
+    }
+
+    #[test]
+    fn libtest_events_are_read() {
+        let read = |l: &str| serde_json::from_str::<Event>(l).unwrap();
+        let ok = read(r#"{ "type": "test", "name": "a::b", "event": "ok" }"#);
         assert_eq!(
-            test_line("test x - should panic ... FAILED"),
-            Some(("x - should panic", "FAILED"))
+            (test_result(&ok), ok.name.as_deref()),
+            (Some("ok"), Some("a::b"))
         );
-        assert_eq!(
-            test_line("test c ... ignored, a measurement"),
-            Some(("c", "ignored"))
+        let failed = read(
+            r#"{ "type": "test", "name": "x - should panic", "event": "failed", "stdout": "boom\n" }"#,
         );
-        assert_eq!(test_line("test result: ok. 3 passed"), None);
+        assert_eq!(test_result(&failed), Some("FAILED"));
+        assert_eq!(failed.stdout.as_deref(), Some("boom\n"));
+        let ignored =
+            read(r#"{ "type": "test", "name": "c", "event": "ignored", "message": "slow" }"#);
+        assert_eq!(test_result(&ignored), Some("ignored"));
+        let started = read(r#"{ "type": "test", "event": "started", "name": "c" }"#);
+        assert_eq!(test_result(&started), None);
+        let suite = read(r#"{ "type": "suite", "event": "started", "test_count": 13 }"#);
+        assert_eq!((test_result(&suite), suite.test_count), (None, Some(13)));
+        let summary = failure_summary(
+            &[("tests/api.rs".into(), "t".into(), Some("boom\n".into()))],
+            Some("tests/stress.rs: s"),
+            "exit status: 1",
+            &[],
+        );
+        assert!(
+            summary.contains("---- tests/api.rs: t ----\nboom"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("started and never ended: tests/stress.rs: s"),
+            "{summary}"
+        );
         assert_eq!(
             format_size(1_234_567, "executions", "bound 2"),
             "1,234,567 executions (bound 2)"
