@@ -13,7 +13,9 @@
 //!
 //! Everything the protocol uses for synchronization comes from [`crate::sync`], so the same
 //! code can be compiled against real `parking_lot_core` or against a checker's mocked park
-//! table.
+//! table. The deliberate flaws reach it through one seam, `self.flaw` ([`crate::flaw`]): a
+//! hook at each decision point, handed the correct decision, and without `broken_sema` a
+//! zero-sized field whose hooks return it unchanged.
 
 use core::fmt;
 use std::sync::Arc;
