@@ -69,19 +69,6 @@ const ROUNDS_VAR: &str = "PARKSEMA_INPROC_ROUNDS";
 #[cfg(not(miri))]
 const STALL: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// Every deliberate flaw, by name (`parksema::Flaw`'s variants).
-#[cfg(feature = "broken_sema")]
-const FLAWS: [(&str, parksema::Flaw); 8] = [
-    ("OverIssue", parksema::Flaw::OverIssue),
-    ("LostWaiters", parksema::Flaw::LostWaiters),
-    ("RelaxedOrdering", parksema::Flaw::RelaxedOrdering),
-    ("StaleValidate", parksema::Flaw::StaleValidate),
-    ("RelaxedWhenWaited", parksema::Flaw::RelaxedWhenWaited),
-    ("TimeoutLeak", parksema::Flaw::TimeoutLeak),
-    ("WeightedLostWakeup", parksema::Flaw::WeightedLostWakeup),
-    ("HandoffDoubleCount", parksema::Flaw::HandoffDoubleCount),
-];
-
 /// The flaw's name from [`FLAW_VAR`], `none` for the correct semaphore.
 fn flaw_name() -> String {
     match std::env::var(FLAW_VAR) {
@@ -102,14 +89,7 @@ fn build() -> Build {
 /// The build with the flaw named `name`.
 #[cfg(feature = "broken_sema")]
 fn flawed(name: &str) -> Build {
-    let flaw = FLAWS
-        .iter()
-        .find(|(known, _)| *known == name)
-        .unwrap_or_else(|| {
-            let known: Vec<_> = FLAWS.iter().map(|(n, _)| *n).collect();
-            panic!("{FLAW_VAR}: unknown flaw `{name}`; known: {known:?}")
-        })
-        .1;
+    let flaw = name.parse().unwrap_or_else(|e| panic!("{FLAW_VAR}: {e}"));
     Build::flawed(flaw)
 }
 

@@ -775,24 +775,10 @@ mod catches {
     use std::time::{Duration, Instant};
 
     use super::{Build, explore, find, report};
-    use parksema::Flaw;
 
     const MODEL_VAR: &str = "PARKSEMA_LOOM_CHILD_MODEL";
     const FLAW_VAR: &str = "PARKSEMA_LOOM_CHILD_FLAW";
     const BOUND_VAR: &str = "PARKSEMA_LOOM_CHILD_BOUND";
-
-    /// Every deliberate flaw, by name.
-    pub(super) const FLAWS: [(&str, Flaw); 9] = [
-        ("OverIssue", Flaw::OverIssue),
-        ("LostWaiters", Flaw::LostWaiters),
-        ("RelaxedOrdering", Flaw::RelaxedOrdering),
-        ("StaleValidate", Flaw::StaleValidate),
-        ("RelaxedWhenWaited", Flaw::RelaxedWhenWaited),
-        ("TimeoutLeak", Flaw::TimeoutLeak),
-        ("WeightedLostWakeup", Flaw::WeightedLostWakeup),
-        ("HandoffDoubleCount", Flaw::HandoffDoubleCount),
-        ("FifoEarlyAnnounce", Flaw::FifoEarlyAnnounce),
-    ];
 
     /// How a child run of a model against a flaw ended.
     pub(super) struct Outcome {
@@ -880,12 +866,7 @@ mod catches {
         let build = if flaw == "none" {
             Build::CORRECT
         } else {
-            let flaw = FLAWS
-                .iter()
-                .find(|(name, _)| *name == flaw)
-                .unwrap_or_else(|| panic!("unknown flaw `{flaw}`"))
-                .1;
-            Build::flawed(flaw)
+            Build::flawed(flaw.parse().unwrap_or_else(|e| panic!("{e}")))
         };
         if model == "generated_programs" {
             super::explore_programs(build);
@@ -1166,9 +1147,9 @@ fn depth_table() {
             .map(|list| list.split(',').any(|n| n == name))
             .unwrap_or(true)
     };
-    let flaws: Vec<&str> = catches::FLAWS
+    let flaws: Vec<&str> = parksema::Flaw::ALL
         .iter()
-        .map(|(n, _)| *n)
+        .map(|f| f.name())
         .filter(|n| only("PARKSEMA_DEPTH_FLAWS", n))
         .collect();
     println!("| model | bound | {} |", flaws.join(" | "));

@@ -125,6 +125,55 @@ pub enum Flaw {
     FifoEarlyAnnounce,
 }
 
+impl Flaw {
+    /// Every flaw, in the order of the verification guide's matrix.
+    pub const ALL: [Flaw; 9] = [
+        Flaw::OverIssue,
+        Flaw::LostWaiters,
+        Flaw::RelaxedOrdering,
+        Flaw::StaleValidate,
+        Flaw::RelaxedWhenWaited,
+        Flaw::TimeoutLeak,
+        Flaw::WeightedLostWakeup,
+        Flaw::HandoffDoubleCount,
+        Flaw::FifoEarlyAnnounce,
+    ];
+
+    /// The variant's name, as the verification report, the soak's `--flaw` and the test
+    /// targets' child processes spell it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Flaw::OverIssue => "OverIssue",
+            Flaw::LostWaiters => "LostWaiters",
+            Flaw::RelaxedOrdering => "RelaxedOrdering",
+            Flaw::StaleValidate => "StaleValidate",
+            Flaw::RelaxedWhenWaited => "RelaxedWhenWaited",
+            Flaw::TimeoutLeak => "TimeoutLeak",
+            Flaw::WeightedLostWakeup => "WeightedLostWakeup",
+            Flaw::HandoffDoubleCount => "HandoffDoubleCount",
+            Flaw::FifoEarlyAnnounce => "FifoEarlyAnnounce",
+        }
+    }
+}
+
+impl std::str::FromStr for Flaw {
+    type Err = String;
+
+    /// The flaw named `name` ([`Flaw::name`]); the error names every flaw.
+    fn from_str(name: &str) -> Result<Flaw, String> {
+        Flaw::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Flaw::ALL.iter().map(|f| f.name()).collect();
+                format!(
+                    "no flaw is named {name:?}; the flaws are {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
 /// The flaw a semaphore runs with, if any, and the seam through which it changes the
 /// protocol: one hook per decision point, each returning the correct decision unless its own
 /// flaw is in force. Without `broken_sema` the same hooks are in `flaw/off.rs`, each the
@@ -348,4 +397,20 @@ fn weighted_lost_wakeup() -> FilterOp {
 /// is `own`).
 fn handoff_double_count(own: usize, handed: usize) -> usize {
     own + handed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Flaw;
+
+    #[test]
+    fn every_flaw_is_listed_once_and_named_as_its_variant() {
+        for (i, flaw) in Flaw::ALL.iter().enumerate() {
+            assert_eq!(flaw.name(), format!("{flaw:?}"));
+            assert_eq!(flaw.name().parse::<Flaw>(), Ok(*flaw));
+            assert!(!Flaw::ALL[..i].contains(flaw), "{flaw:?} is listed twice");
+        }
+        let refused = "Overissue".parse::<Flaw>().unwrap_err();
+        assert!(refused.contains("\"Overissue\"") && refused.contains("FifoEarlyAnnounce"));
+    }
 }

@@ -2,6 +2,8 @@
 //! deliberately flawed semaphore in a child process and passes only when the child reports
 //! the violated property. Replacing a flaw with the correct code makes its catch test fail.
 
+use parksema::Flaw;
+
 use crate::child::{ChildRun, SCENARIOS, run_child};
 
 /// The first `over-issue: max in use N > permits P` report, as `(N, P)`.
@@ -235,16 +237,13 @@ fn matrix_runs() -> usize {
 /// `timeout_at_release` 2–4 s).
 #[test]
 fn catches_every_flaw_somewhere() {
-    for flaw in [
-        "OverIssue",
-        "LostWaiters",
-        "RelaxedOrdering",
-        "StaleValidate",
-        "RelaxedWhenWaited",
-        "TimeoutLeak",
-        "WeightedLostWakeup",
-        "HandoffDoubleCount",
-    ] {
+    // `FifoEarlyAnnounce` is left out: its window on real threads is the few instructions
+    // between a CAS and the bucket lock (`stress/main.rs`, `fifo_arrivals_race_a_free_permit`).
+    for flaw in Flaw::ALL
+        .into_iter()
+        .filter(|&f| f != Flaw::FifoEarlyAnnounce)
+    {
+        let flaw = flaw.name();
         let mut caught = 0;
         for scenario in SCENARIOS {
             for _ in 0..matrix_runs() {

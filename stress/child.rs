@@ -67,21 +67,8 @@ fn build_named(flaw: &str) -> Build {
     match flaw {
         "none" => Build::CORRECT,
         #[cfg(feature = "broken_sema")]
-        "OverIssue" => Build::flawed(parksema::Flaw::OverIssue),
-        #[cfg(feature = "broken_sema")]
-        "LostWaiters" => Build::flawed(parksema::Flaw::LostWaiters),
-        #[cfg(feature = "broken_sema")]
-        "RelaxedOrdering" => Build::flawed(parksema::Flaw::RelaxedOrdering),
-        #[cfg(feature = "broken_sema")]
-        "StaleValidate" => Build::flawed(parksema::Flaw::StaleValidate),
-        #[cfg(feature = "broken_sema")]
-        "RelaxedWhenWaited" => Build::flawed(parksema::Flaw::RelaxedWhenWaited),
-        #[cfg(feature = "broken_sema")]
-        "TimeoutLeak" => Build::flawed(parksema::Flaw::TimeoutLeak),
-        #[cfg(feature = "broken_sema")]
-        "WeightedLostWakeup" => Build::flawed(parksema::Flaw::WeightedLostWakeup),
-        #[cfg(feature = "broken_sema")]
-        "HandoffDoubleCount" => Build::flawed(parksema::Flaw::HandoffDoubleCount),
+        name => Build::flawed(name.parse().unwrap_or_else(|e| panic!("{e}"))),
+        #[cfg(not(feature = "broken_sema"))]
         other => panic!("unknown flaw `{other}` in this build"),
     }
 }

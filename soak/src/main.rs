@@ -87,18 +87,6 @@ use crate::progress::{Progress, Show};
 use crate::round::Round;
 use crate::soak::{Config, EXIT_PANIC, Ending, Soak};
 
-/// The names `--flaw` accepts: `parksema::Flaw`'s variants.
-const FLAWS: [&str; 8] = [
-    "OverIssue",
-    "LostWaiters",
-    "RelaxedOrdering",
-    "StaleValidate",
-    "RelaxedWhenWaited",
-    "TimeoutLeak",
-    "WeightedLostWakeup",
-    "HandoffDoubleCount",
-];
-
 /// What `--help` says after the options.
 const AFTER_HELP: &str = "\
 Replaying: --seed S replays the same traffic (each round's scenario, mode, sizes, every thread's
@@ -156,9 +144,8 @@ struct Cli {
     /// Rotate through these fairness modes only (repeatable; default all).
     #[arg(long = "fairness", value_enum)]
     modes: Vec<Mode>,
-    /// Soak a semaphore with this deliberate flaw (a parksema::Flaw variant: OverIssue,
-    /// LostWaiters, RelaxedOrdering, StaleValidate, RelaxedWhenWaited, TimeoutLeak,
-    /// WeightedLostWakeup, HandoffDoubleCount); needs the broken_sema feature.
+    /// Soak a semaphore with this deliberate flaw (a parksema::Flaw variant such as
+    /// OverIssue; a name that is none lists them all); needs the broken_sema feature.
     #[arg(long, value_name = "NAME")]
     flaw: Option<String>,
     /// Hold the queue scenario's semaphores of this mode to the Fifo promises too, to show
@@ -208,13 +195,18 @@ impl Cli {
     /// The configuration, or why the command line cannot be run.
     fn config(self) -> Result<(Config, Show), String> {
         #[cfg(feature = "broken_sema")]
-        let flaw = self.flaw.as_deref().map(flaw_named).transpose()?;
+        let flaw = self
+            .flaw
+            .as_deref()
+            .map(|name| name.parse::<parksema::Flaw>())
+            .transpose()
+            .map_err(|e| format!("--flaw: {e}"))?;
         #[cfg(not(feature = "broken_sema"))]
         if let Some(name) = &self.flaw {
             return Err(format!(
                 "--flaw {name}: this binary was built without the `broken_sema` feature, so it \
-                 has none of the flaws ({}); `cargo xtask soak --flaw {name}` builds it with it",
-                FLAWS.join(", ")
+                 has none of parksema's deliberate flaws; `cargo xtask soak --flaw {name}` \
+                 builds it with them"
             ));
         }
         let show = if self.quiet {
@@ -267,28 +259,6 @@ impl Cli {
             show,
         ))
     }
-}
-
-/// The flaw named `name`.
-#[cfg(feature = "broken_sema")]
-fn flaw_named(name: &str) -> Result<parksema::Flaw, String> {
-    use parksema::Flaw;
-    Ok(match name {
-        "OverIssue" => Flaw::OverIssue,
-        "LostWaiters" => Flaw::LostWaiters,
-        "RelaxedOrdering" => Flaw::RelaxedOrdering,
-        "StaleValidate" => Flaw::StaleValidate,
-        "RelaxedWhenWaited" => Flaw::RelaxedWhenWaited,
-        "TimeoutLeak" => Flaw::TimeoutLeak,
-        "WeightedLostWakeup" => Flaw::WeightedLostWakeup,
-        "HandoffDoubleCount" => Flaw::HandoffDoubleCount,
-        other => {
-            return Err(format!(
-                "--flaw {other}: no such flaw; the flaws are {}",
-                FLAWS.join(", ")
-            ));
-        }
-    })
 }
 
 fn main() {

@@ -22,18 +22,6 @@ const SOAK_STALL: u8 = 86;
 /// The supervisor's exit code when the command it ran failed.
 const SUPERVISED_FAILED: i32 = 89;
 
-/// The deliberate flaws (`parksema::Flaw`'s variants), soaked one by one by `verify`.
-const FLAWS: [&str; 8] = [
-    "OverIssue",
-    "LostWaiters",
-    "RelaxedOrdering",
-    "StaleValidate",
-    "RelaxedWhenWaited",
-    "TimeoutLeak",
-    "WeightedLostWakeup",
-    "HandoffDoubleCount",
-];
-
 /// The seed of `verify`'s soaks: fixed, so that every run soaks the same traffic (the
 /// interleavings differ anyway) and a cell that changes says something about the semaphore.
 const VERIFY_SEED: u64 = 0x5eed_0000;
@@ -453,7 +441,7 @@ pub(crate) fn soak_records(root: &Path, full: bool) -> Result<Vec<Record>, Strin
     });
 
     let secs = VERIFY_FLAW_SECS[size];
-    for flaw in FLAWS {
+    for flaw in crate::matrix::REAL_FLAWS {
         for run in 0..VERIFY_FLAW_RUNS[size] {
             let seed = (VERIFY_SEED + run).to_string();
             let (o, wall) = verify_run(
