@@ -215,6 +215,8 @@ fn rustdoc_wrapper(dir: &Path) -> Result<PathBuf, String> {
 struct Event {
     #[serde(rename = "type")]
     kind: String,
+    /// Absent from rustdoc's closing `report` event.
+    #[serde(default)]
     event: String,
     name: Option<String>,
     test_count: Option<u64>,
@@ -233,6 +235,149 @@ fn test_result(e: &Event) -> Option<&'static str> {
         "failed" => Some("FAILED"),
         "ignored" => Some("ignored"),
         _ => None,
+    }
+}
+
+/// What one cargo-test step's output says, read a line at a time: the targets cargo
+/// announced (its `Running X` and `Doc-tests X` lines, on stderr) and libtest's events (on
+/// stdout). The two streams arrive out of step, each in its own order, so a test is filed
+/// under a block (the k-th run libtest started) and the block's target is resolved at the
+/// end: the k-th target cargo announced.
+#[derive(Default)]
+struct Results {
+    tests: Vec<(usize, TestResult)>,
+    targets: Vec<String>,
+    block: usize,
+    /// A crate's doctests run as up to two suites under one `Doc-tests` line (the doctests
+    /// merged into one binary, then those that must run alone), closed by a `report` event:
+    /// while this is set, a suite that starts before cargo announces another target belongs
+    /// to the same block.
+    doc_run_open: bool,
+    /// The last lines that are not events (a build error, a stall report).
+    tail: Vec<String>,
+    /// Each failed test's captured output.
+    outputs: BTreeMap<(usize, String), String>,
+    /// The test that started last without ending (the one a stall or a crash stopped).
+    unfinished: Option<(usize, String)>,
+}
+
+/// A failed test: its target, its name, its captured output.
+type Failure = (String, String, Option<String>);
+
+impl Results {
+    fn target(&self, block: usize) -> String {
+        self.targets
+            .get(block.saturating_sub(1))
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    fn line(&mut self, line: &str, progress: &Progress) {
+        let trimmed = line.trim();
+        let event = trimmed
+            .starts_with('{')
+            .then(|| serde_json::from_str::<Event>(trimmed).ok())
+            .flatten();
+        let Some(event) = event else {
+            self.tail.push(line.to_string());
+            if self.tail.len() > 40 {
+                self.tail.remove(0);
+            }
+            if let Some(rest) = trimmed.strip_prefix("Running ") {
+                // cargo: `Running tests/loom.rs (target/debug/deps/loom-...)`.
+                let target = rest.split(" (").next().unwrap_or(rest).to_string();
+                if progress.plain {
+                    progress.line(&format!("xtask: {}: {target}", progress.step.name()));
+                }
+                self.targets.push(target);
+            } else if let Some(rest) = trimmed.strip_prefix("Doc-tests ") {
+                self.targets.push(format!("doc-tests {rest}"));
+            }
+            return;
+        };
+        match (event.kind.as_str(), event.event.as_str()) {
+            ("suite", "started") => {
+                if !(self.doc_run_open && self.targets.len() <= self.block) {
+                    self.block += 1;
+                }
+                self.doc_run_open = self.target(self.block).starts_with("doc-tests ");
+                progress.bar.inc_length(event.test_count.unwrap_or(0));
+                progress.bar.set_message(self.target(self.block));
+            }
+            ("report", _) => self.doc_run_open = false,
+            ("test", "started") => {
+                let name = event.name.clone().unwrap_or_default();
+                progress
+                    .bar
+                    .set_message(format!("{}: {name}", self.target(self.block)));
+                self.unfinished = Some((self.block, name));
+            }
+            _ => {}
+        }
+        let Some(result) = test_result(&event) else {
+            return;
+        };
+        let name = event.name.unwrap_or_default();
+        progress.bar.inc(1);
+        if self
+            .unfinished
+            .as_ref()
+            .is_some_and(|(b, n)| *b == self.block && *n == name)
+        {
+            self.unfinished = None;
+        }
+        if result == "FAILED" {
+            progress.line(&format!(
+                "xtask: {} FAILED: {}: {name}",
+                progress.step.name(),
+                self.target(self.block)
+            ));
+            if let Some(out) = event.stdout {
+                self.outputs.insert((self.block, name.clone()), out);
+            }
+        }
+        self.tests.push((
+            self.block,
+            TestResult {
+                target: String::new(),
+                name,
+                result: result.to_string(),
+            },
+        ));
+    }
+
+    /// Every test with its target, the failures with their output, the test that never
+    /// ended, and the last lines that were not events.
+    fn finish(mut self) -> (Vec<TestResult>, Vec<Failure>, Option<String>, Vec<String>) {
+        let target_of = |block: usize| {
+            self.targets
+                .get(block.saturating_sub(1))
+                .cloned()
+                .unwrap_or_else(|| "?".to_string())
+        };
+        let failures = self
+            .tests
+            .iter()
+            .filter(|(_, t)| t.result == "FAILED")
+            .map(|(block, t)| {
+                let out = self.outputs.remove(&(*block, t.name.clone()));
+                (target_of(*block), t.name.clone(), out)
+            })
+            .collect();
+        let unfinished = self
+            .unfinished
+            .as_ref()
+            .map(|(block, name)| format!("{}: {name}", target_of(*block)));
+        let tests = self
+            .tests
+            .iter()
+            .cloned()
+            .map(|(block, mut t)| {
+                t.target = target_of(block);
+                t
+            })
+            .collect();
+        (tests, failures, unfinished, self.tail)
     }
 }
 
@@ -494,6 +639,7 @@ fn failed_step(step: Step, command: &str, why: &str, started: Instant) -> StepOu
 struct Progress {
     bar: ProgressBar,
     plain: bool,
+    step: Step,
 }
 
 impl Progress {
@@ -512,7 +658,7 @@ impl Progress {
         );
         bar.set_prefix(step.name());
         bar.enable_steady_tick(Duration::from_millis(250));
-        Progress { bar, plain }
+        Progress { bar, plain, step }
     }
 
     fn line(&self, text: &str) {
@@ -569,118 +715,17 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
     .collect();
     drop(tx);
     let mut file = fs::File::create(log).ok();
-    // cargo's `Running X` lines (stderr) and libtest's events (stdout) arrive out of step,
-    // but each stream in its own order: the k-th suite libtest starts is the k-th target
-    // cargo announced, resolved at the end.
-    let mut tests: Vec<(usize, TestResult)> = Vec::new();
-    let mut targets: Vec<String> = Vec::new();
-    let mut block = 0usize;
-    let mut tail: Vec<String> = Vec::new();
-    // Each failed test's captured output, and the test that started last without ending
-    // (the one a stall or a crash stopped).
-    let mut outputs: BTreeMap<(usize, String), String> = BTreeMap::new();
-    let mut unfinished: Option<(usize, String)> = None;
+    let mut results = Results::default();
     for line in rx {
         if let Some(f) = file.as_mut() {
             let _ = writeln!(f, "{line}");
         }
-        let trimmed = line.trim();
-        let event = trimmed
-            .starts_with('{')
-            .then(|| serde_json::from_str::<Event>(trimmed).ok())
-            .flatten();
-        let Some(event) = event else {
-            tail.push(line.clone());
-            if tail.len() > 40 {
-                tail.remove(0);
-            }
-            if let Some(rest) = trimmed.strip_prefix("Running ") {
-                // cargo: `Running tests/loom.rs (target/debug/deps/loom-...)`.
-                let target = rest.split(" (").next().unwrap_or(rest).to_string();
-                if progress.plain {
-                    progress.line(&format!("xtask: {}: {target}", step.name()));
-                }
-                targets.push(target);
-            } else if let Some(rest) = trimmed.strip_prefix("Doc-tests ") {
-                targets.push(format!("doc-tests {rest}"));
-            }
-            continue;
-        };
-        let target = |block: usize| {
-            targets
-                .get(block.saturating_sub(1))
-                .cloned()
-                .unwrap_or_default()
-        };
-        match (event.kind.as_str(), event.event.as_str()) {
-            ("suite", "started") => {
-                block += 1;
-                progress.bar.inc_length(event.test_count.unwrap_or(0));
-                progress.bar.set_message(target(block));
-            }
-            ("test", "started") => {
-                let name = event.name.clone().unwrap_or_default();
-                progress
-                    .bar
-                    .set_message(format!("{}: {name}", target(block)));
-                unfinished = Some((block, name));
-            }
-            _ => {}
-        }
-        if let Some(result) = test_result(&event) {
-            let name = event.name.unwrap_or_default();
-            progress.bar.inc(1);
-            if unfinished
-                .as_ref()
-                .is_some_and(|(b, n)| *b == block && *n == name)
-            {
-                unfinished = None;
-            }
-            if result == "FAILED" {
-                progress.line(&format!(
-                    "xtask: {} FAILED: {}: {name}",
-                    step.name(),
-                    target(block)
-                ));
-                if let Some(out) = event.stdout {
-                    outputs.insert((block, name.clone()), out);
-                }
-            }
-            tests.push((
-                block,
-                TestResult {
-                    target: String::new(),
-                    name,
-                    result: result.to_string(),
-                },
-            ));
-        }
+        results.line(&line, &progress);
     }
     for reader in readers {
         let _ = reader.join();
     }
-    let target_of = |block: usize| {
-        targets
-            .get(block.saturating_sub(1))
-            .cloned()
-            .unwrap_or_else(|| "?".to_string())
-    };
-    let failures: Vec<(String, String, Option<String>)> = tests
-        .iter()
-        .filter(|(_, t)| t.result == "FAILED")
-        .map(|(block, t)| {
-            let out = outputs.remove(&(*block, t.name.clone()));
-            (target_of(*block), t.name.clone(), out)
-        })
-        .collect();
-    let unfinished = unfinished.map(|(block, name)| format!("{}: {name}", target_of(block)));
-    let tests: Vec<TestResult> = tests
-        .into_iter()
-        .map(|(block, mut t)| {
-            t.target = target_of(block);
-            t
-        })
-        .collect();
+    let (tests, failures, unfinished, tail) = results.finish();
     let status = child.wait();
     progress.bar.finish_and_clear();
     let passed = status.as_ref().is_ok_and(|s| s.success());
@@ -711,7 +756,7 @@ fn run_step(step: Step, mut cmd: Command, log: &Path) -> StepOutcome {
 /// event), the test that started and never ended (a stall, a crash), else the last lines of
 /// output (a build error, a stall report).
 fn failure_summary(
-    failures: &[(String, String, Option<String>)],
+    failures: &[Failure],
     unfinished: Option<&str>,
     code: &str,
     tail: &[String],
@@ -1293,6 +1338,72 @@ mod tests {
                 step.name()
             );
         }
+    }
+
+    /// Each test is filed under the target cargo announced for its run, whichever stream
+    /// comes first, and a crate's doctests in their two suites under their one `Doc-tests`
+    /// line.
+    #[test]
+    fn tests_are_filed_under_their_targets() {
+        let suite =
+            |n: u64| format!(r#"{{ "type": "suite", "event": "started", "test_count": {n} }}"#);
+        let ok = |name: &str| format!(r#"{{ "type": "test", "name": "{name}", "event": "ok" }}"#);
+        let report = r#"{ "type": "report", "total_time": 0.8, "compilation_time": 0.7 }"#;
+        let lines = [
+            "     Running tests/api.rs (target/release/deps/api-1)".to_string(),
+            suite(1),
+            ok("a"),
+            // libtest's first event before cargo's line that announces its target.
+            suite(1),
+            "     Running tests/stress.rs (target/release/deps/stress-2)".to_string(),
+            ok("s"),
+            "   Doc-tests parksema".to_string(),
+            suite(2),
+            ok("src/lib.rs - (line 1)"),
+            ok("src/lib.rs - (line 9)"),
+            suite(1),
+            ok("src/permit.rs - split (line 112)"),
+            report.to_string(),
+            "   Doc-tests watchdog".to_string(),
+            suite(1),
+            ok("watchdog/src/lib.rs - (line 23)"),
+            report.to_string(),
+            // A doctest run without the closing event (a crate of an earlier edition).
+            "   Doc-tests old".to_string(),
+            suite(1),
+            ok("old/src/lib.rs - (line 3)"),
+            "   Doc-tests last".to_string(),
+            suite(1),
+            ok("last/src/lib.rs - (line 5)"),
+        ];
+        let progress = Progress {
+            bar: ProgressBar::hidden(),
+            plain: false,
+            step: Step::Real,
+        };
+        let mut results = Results::default();
+        for line in &lines {
+            results.line(line, &progress);
+        }
+        let (tests, failures, unfinished, _) = results.finish();
+        let filed: Vec<(&str, &str)> = tests
+            .iter()
+            .map(|t| (t.target.as_str(), t.name.as_str()))
+            .collect();
+        assert_eq!(
+            filed,
+            [
+                ("tests/api.rs", "a"),
+                ("tests/stress.rs", "s"),
+                ("doc-tests parksema", "src/lib.rs - (line 1)"),
+                ("doc-tests parksema", "src/lib.rs - (line 9)"),
+                ("doc-tests parksema", "src/permit.rs - split (line 112)"),
+                ("doc-tests watchdog", "watchdog/src/lib.rs - (line 23)"),
+                ("doc-tests old", "old/src/lib.rs - (line 3)"),
+                ("doc-tests last", "last/src/lib.rs - (line 5)"),
+            ]
+        );
+        assert!(failures.is_empty() && unfinished.is_none());
     }
 
     #[test]
