@@ -36,6 +36,9 @@ fn nobody_waiting_means_no_park_table_call() {
         drop(sem.try_acquire().unwrap());
         sem.acquire_many(2).unwrap().release_fair();
         let open = counts(sem.key());
+        // A refused add leaves the fast path, and with nobody waiting it must not call the
+        // table either.
+        sem.try_add_permits(Semaphore::MAX_PERMITS).unwrap_err();
         sem.close();
         sem.close();
         assert_eq!(sem.available_permits(), 3);
@@ -49,6 +52,28 @@ fn nobody_waiting_means_no_park_table_call() {
         );
         // With nobody waiting every release stays on the fast path.
         assert_eq!(open.slow_releases, 0, "{sem:?}: {open:?}");
+    }
+}
+
+/// `release_fair` hands its permits to the parked request they satisfy in every mode: the
+/// waiter's park returns with the handoff token, however the threads are scheduled (a
+/// functional test can only race a barger against the woken thread).
+#[test]
+fn release_fair_hands_over_in_every_mode() {
+    let _guard = hang_guard("release_fair_hands_over_in_every_mode");
+    for fairness in [Fairness::Eventual, Fairness::Fifo, Fairness::Barging] {
+        let sem = Semaphore::with_fairness(2, fairness);
+        reset(sem.key());
+        let held = sem.acquire_many(2).unwrap();
+        thread::scope(|s| {
+            let waiter = s.spawn(|| sem.acquire_many(2).unwrap().num_permits());
+            wait_until(|| sem.parked_threads() == 1);
+            held.release_fair();
+            assert_eq!(waiter.join().unwrap(), 2);
+        });
+        let c = counts(sem.key());
+        assert_eq!((c.woken, c.handed_over), (1, 1), "{fairness:?}");
+        assert_eq!(sem.available_permits(), 2, "{fairness:?}");
     }
 }
 

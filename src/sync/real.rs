@@ -86,6 +86,9 @@ pub(crate) mod counted {
         pub(crate) guarded: usize,
         /// Runs of the out-of-line release (`note_slow_release`).
         pub(crate) slow_releases: usize,
+        /// `park` calls that returned with a token other than `DEFAULT_UNPARK_TOKEN`: the
+        /// semaphore's handoff, which only a handing-over release sends.
+        pub(crate) handed_over: usize,
     }
 
     /// Counts per key. Tests use their own semaphores, so two live ones never share a key;
@@ -141,8 +144,11 @@ pub(crate) mod counted {
         let result = unsafe {
             parking_lot_core::park(key, validate, before_sleep, timed_out, park_token, timeout)
         };
-        if result.is_unparked() {
-            record(key, |c| c.woken += 1);
+        if let ParkResult::Unparked(token) = result {
+            record(key, |c| {
+                c.woken += 1;
+                c.handed_over += usize::from(token != parking_lot_core::DEFAULT_UNPARK_TOKEN);
+            });
         }
         result
     }

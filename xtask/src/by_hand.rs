@@ -422,6 +422,10 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         ],
         why_one_build: None,
     },
+    // With nobody waiting, the out-of-line release runs only when the fast path's CAS lost a
+    // race (a refused add is refused before the table, mutant or not), which the
+    // single-threaded unit test never produces and two real threads only now and then; the
+    // model checkers produce it, so they are the two builds.
     HandMutant {
         id: "a release with nobody waiting enters the park table",
         promise: Some(14),
@@ -429,7 +433,6 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         find: "            if s & WAITERS != 0 {\n                match self.release_waited(s, n, fair)? {",
         replace: "            if true {\n                match self.release_waited(s, n, fair)? {",
         checks: &[
-            REAL_UNIT,
             loom!("refused_adds_near_max"),
             shuttle!("refused_adds_near_max"),
         ],
@@ -605,11 +608,14 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         file: "src/semaphore/give.rs",
         find: "        if let Err(e) = self.release(n, true)\n",
         replace: "        if let Err(e) = self.release(n, false)\n",
-        checks: &[REAL_API],
+        checks: &[REAL_UNIT],
         why_one_build: Some(
             "the loom and shuttle scenarios that return permits with `release_fair` check \
-             conservation and happens-before, which a plain release keeps too; only a barger \
-             racing the release tells them apart, which the API test sets up deterministically",
+             conservation and happens-before, which a plain release keeps too; the unit test \
+             sees the handoff token the woken thread's park returns with. (The API test \
+             `release_fair_hands_the_permits_over_in_every_mode` sees it only when the \
+             releaser's `try_acquire` runs before the woken thread: against this mutant it \
+             passed 5 of 40 runs on the idle machine and 38 of 40 beside two busy processes.)",
         ),
     },
     HandMutant {
@@ -619,7 +625,7 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         find: "        timer_due(t, now).then_some(now)\n",
         replace: "        timer_due(t, now).then_some(now).filter(|_| false)\n",
         checks: &[
-            REAL_API,
+            REAL_UNIT,
             loom!("eventual_timer_hands_over"),
             shuttle!("eventual_timer_hands_over"),
         ],
