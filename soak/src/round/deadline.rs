@@ -142,23 +142,11 @@ impl Round {
             if self.soak.stopping() {
                 return;
             }
-            w.op("forget_permits (empty the count)");
-            let got = sem.forget_permits(free);
-            slot.count(Kind::ForgetPermits, Outcome::Ok);
-            self.ledger.shrink(got);
-            pool += got;
-            let left = sem.available_permits();
-            if got != free || left != 0 {
-                self.violation(
-                    "permits not conserved",
-                    format!(
-                        "at the start of repetition {rep} the count held {} permits where \
-                         {free} should be",
-                        got + left
-                    ),
-                );
+            let Some(got) = self.empty_the_count(w, slot, free, &format!("repetition {rep}"))
+            else {
                 return;
-            }
+            };
+            pool += got;
             let w1 = rng.range(1, p.permits);
             let w2 = rng.range(1, p.permits);
             let c = rng.range(w2, p.permits);

@@ -191,6 +191,28 @@ impl Round {
         self.sem.close();
     }
 
+    /// A conducted repetition's start: takes every permit out of the count, which must hold
+    /// exactly `free`, and returns how many it took (`None` after reporting a count that
+    /// held another number).
+    fn empty_the_count(&self, w: &Worker, slot: &Slot, free: usize, at: &str) -> Option<usize> {
+        w.op("forget_permits (empty the count)");
+        let got = self.sem.forget_permits(free);
+        slot.count(Kind::ForgetPermits, Outcome::Ok);
+        self.ledger.shrink(got);
+        let left = self.sem.available_permits();
+        if got != free || left != 0 {
+            self.violation(
+                "permits not conserved",
+                format!(
+                    "at the start of {at} the count held {} permits where {free} should be",
+                    got + left
+                ),
+            );
+            return None;
+        }
+        Some(got)
+    }
+
     /// Registers `n` permits just taken by `who`; false (after reporting it) if that is more
     /// than the semaphore can have.
     fn enter(&self, n: usize, who: &str) -> bool {

@@ -94,23 +94,12 @@ impl Round {
             if self.soak.stopping() {
                 return;
             }
-            w.op("forget_permits (empty the count)");
-            let got = sem.forget_permits(free);
-            slot.count(Kind::ForgetPermits, Outcome::Ok);
-            self.ledger.shrink(got);
-            pool += got;
-            let left = sem.available_permits();
-            if got != free || left != 0 {
-                self.violation(
-                    "permits not conserved",
-                    format!(
-                        "at the start of repetition {rep} of the queue the count held {} \
-                         permits where {free} should be",
-                        got + left
-                    ),
-                );
+            let Some(got) =
+                self.empty_the_count(w, slot, free, &format!("repetition {rep} of the queue"))
+            else {
                 return;
-            }
+            };
+            pool += got;
             let last = rep + 1 == p.reps;
             let mut model = QueueModel::new(p.fifo_checks);
             for (i, job) in jobs.iter().enumerate() {
