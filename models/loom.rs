@@ -697,71 +697,285 @@ fn eventual_turn_goes_to_a_parked_waiter() {
     check("eventual_turn_goes_to_a_parked_waiter");
 }
 
-/// The generated programs loom explores: 24 programs of two threads with up to three
-/// operations each (proptest's deterministic seed), half of them over the whole API and half
-/// of the exclusive shape (one permit, the shared cell touched while held), each within
-/// preemption bound 2, checked against the specification with program order as precedence
-/// (loom's execution order is not happens-before) and the quiescence points. Bound 2:
-/// MEASURE.
-const LOOM_PROGRAMS: usize = 24;
+/// The programs loom explores against the specification: a curated set, one per situation
+/// loom can afford (`curated_programs`), then `LOOM_GENERATED` generated ones of two workers,
+/// one of each family in turn, from the proptest seed (`generated::program_seed`). Each is
+/// explored within a preemption bound (`bound_for`), with program order as precedence
+/// (loom's execution order is not happens-before) and the quiescence points.
+const LOOM_GENERATED: usize = 12;
+
+/// The bound of a two-worker program. Each worker beyond two costs one preemption: the
+/// monitor polls the workers, so a third multiplies the executions at the same bound by
+/// tens (the curated three-worker programs explore a few thousand to about 60 000
+/// executions at bound 1, and at bound 2 one did not finish in ten minutes).
 const LOOM_PROGRAM_BOUND: usize = 2;
 
-/// The programs, the same in every run.
-fn loom_programs() -> Vec<generated::Program> {
-    use proptest::strategy::{Strategy, ValueTree};
-    let mut runner = proptest::test_runner::TestRunner::deterministic();
-    (0..LOOM_PROGRAMS)
-        .map(|i| {
-            if i % 2 == 0 {
-                generated::program(2..=2, 3)
-                    .new_tree(&mut runner)
-                    .expect("a program")
-                    .current()
-            } else {
-                generated::exclusive_program(2)
-                    .new_tree(&mut runner)
-                    .expect("a program")
-                    .current()
-            }
-        })
-        .collect()
+/// The bound `program` is explored at: `program_bound()` less one per worker beyond two,
+/// at least 1.
+fn bound_for(program: &generated::Program) -> usize {
+    (program_bound() + 2)
+        .saturating_sub(program.threads.len())
+        .max(1)
 }
 
-/// Explores every generated program against `build`; returns the executions.
-fn explore_programs(build: Build) -> usize {
+/// The bound of a two-worker program: `LOOM_PROGRAM_BOUND`, or `PARKSEMA_LOOM_BOUND` if
+/// that is larger (the nightly's deeper run).
+fn program_bound() -> usize {
+    std::env::var("PARKSEMA_LOOM_BOUND")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(LOOM_PROGRAM_BOUND, |b| b.max(LOOM_PROGRAM_BOUND))
+}
+
+/// Small programs chosen from the situations a bug needs, each named by what it is for.
+fn curated_programs() -> Vec<(&'static str, generated::Program)> {
+    use generated::{Form, Op, Program};
+    let acquire = |n: usize, form: Form| Op::Acquire {
+        n,
+        form,
+        owned: false,
+    };
+    let p = |permits: usize, mode: Fairness, threads: Vec<Vec<Op>>| Program {
+        permits,
+        mode,
+        threads,
+    };
+    vec![
+        (
+            // A parked acquire woken by close, and `is_closed`, read the note written before
+            // `close` (promise 6: close's Release, the slow path's fence, is_closed's Acquire).
+            "close publishes to a woken waiter",
+            p(
+                0,
+                Fairness::Eventual,
+                vec![
+                    vec![Op::CloseNote],
+                    vec![acquire(1, Form::Blocking), Op::IsClosed],
+                ],
+            ),
+        ),
+        (
+            // A `try_` form that finds the semaphore closed (its guarded loop's fence).
+            "close publishes to a try",
+            p(
+                1,
+                Fairness::Fifo,
+                vec![
+                    vec![Op::CloseNote],
+                    vec![acquire(1, Form::Try), Op::IsClosed],
+                ],
+            ),
+        ),
+        (
+            // Two holders in turn of the one permit (promise 5: take's Acquire, the
+            // release's Release).
+            "one permit held in turn",
+            p(
+                1,
+                Fairness::Barging,
+                vec![
+                    vec![acquire(1, Form::Blocking), Op::Touch, Op::Drop],
+                    vec![acquire(1, Form::Blocking), Op::Touch, Op::ReleaseFair],
+                ],
+            ),
+        ),
+        (
+            // Two holders of one permit each; the request of both is handed one of them
+            // from the count and the other from the release (promise 26: hand_to's Acquire).
+            "a Fifo head handed permits from the count",
+            p(
+                2,
+                Fairness::Fifo,
+                vec![
+                    vec![acquire(1, Form::Blocking), Op::Touch, Op::Drop],
+                    vec![acquire(1, Form::Blocking), Op::Touch, Op::Drop],
+                    vec![acquire(2, Form::Blocking), Op::Touch],
+                ],
+            ),
+        ),
+        (
+            // A head that does not fit and a smaller request behind it, then one permit.
+            "a Fifo head that does not fit",
+            p(
+                0,
+                Fairness::Fifo,
+                vec![
+                    vec![acquire(2, Form::Blocking)],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Parked, Op::Add(1)],
+                ],
+            ),
+        ),
+        (
+            // The same without `Fifo`: the release's wake-up passes over the head to the
+            // smaller request behind it (promise 17).
+            "a large head passed over",
+            p(
+                0,
+                Fairness::Barging,
+                vec![
+                    vec![acquire(2, Form::Blocking)],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Parked, Op::Add(1)],
+                ],
+            ),
+        ),
+        (
+            // A timed head with a waiter behind it when the clock passes its deadline.
+            "a timed Fifo head expires",
+            p(
+                1,
+                Fairness::Fifo,
+                vec![
+                    vec![acquire(2, Form::Until(1000))],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Advance(1000)],
+                ],
+            ),
+        ),
+        (
+            // release_fair racing close with a parked waiter.
+            "release_fair racing close",
+            p(
+                1,
+                Fairness::Eventual,
+                vec![
+                    vec![acquire(1, Form::Try), Op::ReleaseFair],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Close],
+                ],
+            ),
+        ),
+        (
+            // A fair release with a parked waiter and a barger.
+            "release_fair with a barger",
+            p(
+                1,
+                Fairness::Barging,
+                vec![
+                    vec![acquire(1, Form::Try), Op::ReleaseFair],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![acquire(1, Form::Try)],
+                ],
+            ),
+        ),
+        (
+            // Two parked waiters of one permit and a release of two.
+            "one release wakes two",
+            p(
+                0,
+                Fairness::Barging,
+                vec![
+                    vec![acquire(1, Form::Blocking)],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Add(2)],
+                ],
+            ),
+        ),
+    ]
+}
+
+/// The programs, the same in every run with the same seed: the curated ones, then the
+/// generated ones.
+fn loom_programs() -> Vec<(String, generated::Program)> {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        rng_seed: RngSeed::Fixed(generated::program_seed()),
+        ..Config::default()
+    });
+    let mut programs: Vec<(String, generated::Program)> = curated_programs()
+        .into_iter()
+        .map(|(name, p)| (name.to_string(), p))
+        .collect();
+    for i in 0..LOOM_GENERATED {
+        let program = match i % 4 {
+            0 => generated::program(2..=2, 3).boxed(),
+            1 => generated::queue_program(1..=1).boxed(),
+            2 => generated::close_program(1..=1).boxed(),
+            _ => generated::exclusive_program(2).boxed(),
+        }
+        .new_tree(&mut runner)
+        .expect("a program")
+        .current();
+        programs.push((format!("generated {i}"), program));
+    }
+    programs
+}
+
+/// Explores every program against `build`; returns the executions and the coverage.
+fn explore_programs(build: Build) -> (usize, generated::Coverage) {
     let mut executions = 0;
-    for program in loom_programs() {
+    let mut coverage = generated::Coverage::default();
+    for (name, program) in loom_programs() {
         let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(LOOM_PROGRAM_BOUND);
-        let counter = Arc::new(AtomicUsize::new(0));
-        let count = Arc::clone(&counter);
+        let bound = bound_for(&program);
+        builder.preemption_bound = Some(bound);
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let start = Instant::now();
+        println!("loom program {name}: {program:?}");
         with_settings(mock_settings(), || {
             builder.check(move || {
-                count.fetch_add(1, Ordering::Relaxed);
-                generated::run(&program, |p, m| build.fair(m).semaphore(p), false);
+                let reached = generated::run(&program, |p, m| build.fair(m).semaphore(p), false);
+                sink.lock().unwrap().push(reached);
             })
         });
-        executions += counter.load(Ordering::Relaxed);
+        let runs = seen.lock().unwrap().len();
+        println!(
+            "loom program {name}: bound {bound}, {runs} executions, {:.2} s",
+            start.elapsed().as_secs_f64()
+        );
+        executions += runs;
+        for reached in seen.lock().unwrap().drain(..) {
+            coverage.add(reached);
+        }
     }
-    executions
+    (executions, coverage)
 }
+
+/// The situations loom's programs must reach at CI's bound: the curated programs' own.
+const LOOM_REQUIRED: u32 = {
+    use spec::{at, bit};
+    bit(at::QUEUE_2 + 1)
+        | bit(at::HEAD_DOES_NOT_FIT + 1)
+        | bit(at::HEAD_DOES_NOT_FIT + 2)
+        | bit(at::FAIR_WITH_QUEUE)
+        | bit(at::FAIR_RACES_CLOSE)
+        | bit(at::READ_AFTER_CLOSED)
+        | bit(at::WAKES_TWO)
+};
 
 #[test]
 fn generated_programs_match_the_specification() {
     let start = Instant::now();
-    let executions = explore_programs(Build::CORRECT);
+    let (executions, coverage) = explore_programs(Build::CORRECT);
     let secs = start.elapsed().as_secs_f64();
+    let programs = curated_programs().len() + LOOM_GENERATED;
     println!(
-        "loom generated programs: {LOOM_PROGRAMS} programs, bound {LOOM_PROGRAM_BOUND}, \
-         {executions} executions, {secs:.2} s"
+        "loom programs: {programs} programs, bound {}, {executions} executions, {secs:.2} s, \
+         PROPTEST_RNG_SEED={}\n{}",
+        program_bound(),
+        generated::program_seed(),
+        coverage.table()
     );
     report::check(
         "loom",
         "generated_programs_match_the_specification",
         executions as u64,
         "executions",
-        &format!("{LOOM_PROGRAMS} programs, preemption bound {LOOM_PROGRAM_BOUND}"),
+        &format!(
+            "{programs} programs, preemption bound {} with two workers (one less per worker \
+             beyond), PROPTEST_RNG_SEED={}",
+            program_bound(),
+            generated::program_seed()
+        ),
         secs,
+    );
+    coverage.report_and_require(
+        "loom",
+        "generated_programs_match_the_specification",
+        LOOM_REQUIRED,
     );
 }
 
@@ -869,7 +1083,7 @@ mod catches {
             Build::flawed(flaw.parse().unwrap_or_else(|e| panic!("{e}")))
         };
         if model == "generated_programs" {
-            super::explore_programs(build);
+            let _ = super::explore_programs(build);
             println!("child passed");
             return;
         }
@@ -1009,13 +1223,10 @@ mod catches {
         );
     }
 
-    /// The generated programs against the specification under loom catch the ordering
-    /// flaws through the shared cell a holder touches (a causality violation, which no
-    /// history can show), and three more. The other four need a third thread or more
-    /// operations than loom's programs have (two parked waiters for `LostWaiters`, a waiter
-    /// behind a timed or a large one, two racing arrivals and a release): measured once,
-    /// not caught by the 24 programs (about 15 s each to explore), so not run here;
-    /// shuttle's programs catch them.
+    /// The generated programs against the specification under loom catch every flaw: the
+    /// ordering ones (and the lost update) through the cells a holder writes (a causality
+    /// violation, which no history can show), the others through the history or loom's
+    /// deadlock report.
     #[test]
     fn generated_programs_catch_the_flaws() {
         for (flaw, expected) in [
@@ -1024,6 +1235,10 @@ mod catches {
             ("OverIssue", None),
             ("StaleValidate", None),
             ("HandoffDoubleCount", None),
+            ("LostWaiters", None),
+            ("TimeoutLeak", None),
+            ("WeightedLostWakeup", None),
+            ("FifoEarlyAnnounce", None),
         ] {
             let outcome = run("generated_programs", flaw, None, false);
             report::cell(

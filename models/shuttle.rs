@@ -1019,18 +1019,19 @@ mod generated;
 
 /// Generated programs checked against the executable specification (`models/spec.rs`):
 /// linearizability with real-time precedence (shuttle runs one task at a time, so the tick
-/// order is the execution order) and quiescent liveness.
+/// order is the execution order), each call's park-table cost, and quiescent liveness.
 mod against_the_spec {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
     use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
 
-    use super::generated::{program, run};
+    use super::generated::{Coverage, any_program, program_seed, run};
+    use super::spec::SITUATIONS;
     use super::{Build, report, scenarios};
 
-    /// Programs per run: 2 000 (× 50 random schedules each: about 35 s here on the correct
-    /// semaphore, which runs them all; a catch stops at the first that fails), or
-    /// `PARKSEMA_SPEC_PROGRAMS`. The flaw found last, `WeightedLostWakeup` (a large request
-    /// at the head, a small one behind, and a release of the small amount), took about 1 500
-    /// of them; with 20 schedules per program 2 000 did not find it.
+    /// Programs per run: 2 000 (× 50 random schedules each), or `PARKSEMA_SPEC_PROGRAMS`. A
+    /// catch stops at the first program that fails.
     fn programs() -> u32 {
         std::env::var("PARKSEMA_SPEC_PROGRAMS")
             .ok()
@@ -1041,56 +1042,93 @@ mod against_the_spec {
     /// Schedules per program; `SHUTTLE_ITERATIONS` scales it.
     const SCHEDULES: usize = 50;
 
-    /// Runs generated programs against `build` until one fails; returns the failure and the
-    /// time to it (`None` if none did). The seeds are fixed, so the correct semaphore's run
-    /// over the same programs and schedules shows that every catch is the flaw's, not the
-    /// model's.
+    /// Up to five workers: the queue family's four waiters and its driver.
+    const WORKERS: usize = 5;
+
+    /// The schedules' seed: `SHUTTLE_RANDOM_SEED` (what `cargo xtask verify --shuttle-seed`
+    /// sets; the nightly draws one per run), else a fixed one.
+    fn schedule_seed() -> u64 {
+        std::env::var("SHUTTLE_RANDOM_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0x5EED_0004)
+    }
+
+    /// The seeds, as a failure or the report states them: enough to replay the run.
+    fn seeds() -> String {
+        format!(
+            "PROPTEST_RNG_SEED={} SHUTTLE_RANDOM_SEED={}",
+            program_seed(),
+            schedule_seed()
+        )
+    }
+
+    /// Runs generated programs against `build` until one fails; returns the failure, the
+    /// time to it (`None` if none did) and what the runs reached. The seeds are fixed unless
+    /// set, so the correct semaphore's run over the same programs and schedules shows that
+    /// every catch is the flaw's, not the model's.
     /// `shrink`: whether proptest shrinks a failing program to a minimal one (the correct
     /// semaphore's run does, so a failure there is reported as the smallest program and its
     /// schedule; a catch only needs the first failure, and shrinking would cost its time).
-    fn first_catch(build: Build, shrink: bool) -> (Option<String>, f64) {
+    fn first_catch(build: Build, shrink: bool) -> (Option<String>, f64, Coverage) {
         first_catch_in(build, shrink, programs())
     }
 
     /// As `first_catch`, over the first `cases` programs.
-    fn first_catch_in(build: Build, shrink: bool, cases: u32) -> (Option<String>, f64) {
+    fn first_catch_in(build: Build, shrink: bool, cases: u32) -> (Option<String>, f64, Coverage) {
         let start = std::time::Instant::now();
+        let coverage = Rc::new(RefCell::new(Coverage::default()));
         let mut runner = TestRunner::new(ProptestConfig {
             cases,
             failure_persistence: None,
             max_shrink_iters: if shrink { 1024 } else { 0 },
-            rng_seed: RngSeed::Fixed(0x5EED_0003),
+            rng_seed: RngSeed::Fixed(program_seed()),
             ..ProptestConfig::default()
         });
-        let result = runner.run(&program(2..=3, 4), |p| {
+        let seed = schedule_seed();
+        let result = runner.run(&any_program(WORKERS), |p| {
             let q = p.clone();
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sink = std::sync::Arc::clone(&seen);
             let outcome = std::panic::catch_unwind(move || {
                 shuttle::check_random_with_seed(
-                    move || run(&q, |p, m| build.fair(m).semaphore(p), true),
-                    0x5EED_0004,
+                    move || {
+                        let reached = run(&q, |p, m| build.fair(m).semaphore(p), true);
+                        sink.lock().unwrap().push(reached);
+                    },
+                    seed,
                     super::iterations(SCHEDULES),
-                )
+                );
             });
+            for reached in seen.lock().unwrap().drain(..) {
+                coverage.borrow_mut().add(reached);
+            }
             outcome.map_err(|payload| TestCaseError::fail(scenarios::panic_text(&*payload)))
         });
         let found = result.err().map(|e| match e {
             proptest::test_runner::TestError::Fail(reason, program) => {
-                format!("{} in {program:?}", reason.message())
+                format!("{} in {program:?} ({})", reason.message(), seeds())
             }
             other => other.to_string(),
         });
-        (found, start.elapsed().as_secs_f64())
+        let coverage = coverage.borrow().clone();
+        (found, start.elapsed().as_secs_f64(), coverage)
     }
+
+    /// The situations the CI budget must reach under shuttle: all of them.
+    const REQUIRED: u32 = (1 << SITUATIONS.len()) - 1;
 
     #[test]
     fn generated_programs_match_the_specification() {
-        let (found, secs) = first_catch(Build::CORRECT, true);
+        let (found, secs, coverage) = first_catch(Build::CORRECT, true);
         let runs = f64::from(programs()) * super::iterations(SCHEDULES) as f64;
         println!(
-            "spec: {} programs x {} schedules in {secs:.1} s ({:.0} runs/s)",
+            "spec: {} programs x {} schedules in {secs:.1} s ({:.0} runs/s), {}\n{}",
             programs(),
             super::iterations(SCHEDULES),
-            runs / secs
+            runs / secs,
+            seeds(),
+            coverage.table()
         );
         report::check(
             "shuttle",
@@ -1098,14 +1136,20 @@ mod against_the_spec {
             u64::from(programs()),
             "programs",
             &format!(
-                "{} random schedules each (seed 0x5EED0004), proptest seed 0x5EED0003",
-                super::iterations(SCHEDULES)
+                "{} random schedules each, {}",
+                super::iterations(SCHEDULES),
+                seeds()
             ),
             secs,
         );
         assert_eq!(
             found, None,
             "the correct semaphore failed a generated program"
+        );
+        coverage.report_and_require(
+            "shuttle",
+            "generated_programs_match_the_specification",
+            REQUIRED,
         );
     }
 
@@ -1118,7 +1162,7 @@ mod against_the_spec {
         let blind = [Flaw::RelaxedOrdering, Flaw::RelaxedWhenWaited];
         for flaw in Flaw::ALL.into_iter().filter(|f| !blind.contains(f)) {
             let name = flaw.name();
-            let (found, secs) = first_catch(Build::flawed(flaw), false);
+            let (found, secs, _) = first_catch(Build::flawed(flaw), false);
             let short = found
                 .as_deref()
                 .map(|m| m.chars().take(80).collect::<String>());
@@ -1129,11 +1173,11 @@ mod against_the_spec {
             println!("caught {name} in {secs:.2} s: {found}");
         }
         // The blind cells: shuttle runs every atomic operation as SeqCst, so the ordering
-        // flaws change nothing a history shows. The first 100 programs (about 3 s each) are
-        // run against each and must pass; a catch means the verification guide's matrix is wrong.
+        // flaws change nothing a history shows. The first 100 programs are run against each
+        // and must pass; a catch means the verification guide's matrix is wrong.
         for flaw in blind {
             let name = flaw.name();
-            let (found, secs) = first_catch_in(Build::flawed(flaw), false, 100);
+            let (found, secs, _) = first_catch_in(Build::flawed(flaw), false, 100);
             report::cell("spec", "shuttle", name, found.as_deref(), secs);
             assert_eq!(found, None, "shuttle's generated programs caught {name}");
         }

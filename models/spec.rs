@@ -109,6 +109,16 @@ pub(crate) enum Call {
     Advance {
         micros: u64,
     },
+    /// `parked_threads()` returned `seen`: under `Fifo`, while open, exactly the queued
+    /// requests (each is in the park table from its arrival until it is handed its permits or
+    /// leaves); otherwise at most them (a woken request that has not parked again is queued
+    /// here and not in the table).
+    Parked {
+        seen: usize,
+    },
+    /// A guard was split, merged or forgotten: nothing changes in the semaphore (a forgotten
+    /// guard's permits are gone), recorded so that coverage can see it race the others.
+    Guard,
 }
 
 impl Call {
@@ -125,6 +135,9 @@ struct Blocked {
     id: usize,
     n: usize,
     deadline: Option<u64>,
+    /// Its thread was unparked (by a wake-up its request fitted, or by `close`) and has not
+    /// parked again: it is not in the park table, so no handoff reaches it.
+    awake: bool,
 }
 
 /// The model's state.
@@ -140,6 +153,15 @@ pub(crate) struct Spec {
     handed: Vec<usize>,
     /// Calls (by index) whose arrival completed them: their completion event only returns.
     done_at_arrival: Vec<usize>,
+    /// Where precedence is program order only (loom), the clock every advance of the run
+    /// reaches: a thread may read the mocked clock moved by another thread that its atomics
+    /// do not yet show (the clock orders nothing), so its deadline may have passed for it
+    /// before the advance is linearized.
+    horizon: Option<u64>,
+    /// Calls (by index) whose deadline passed and that have left the park table (removed
+    /// from the queue under the bucket lock), not yet returned: they return `TimedOut`, and
+    /// under `Fifo` hand what is free to the head first.
+    left: Vec<usize>,
 }
 
 impl Spec {
@@ -153,7 +175,14 @@ impl Spec {
             queue: Vec::new(),
             handed: Vec::new(),
             done_at_arrival: Vec::new(),
+            left: Vec::new(),
+            horizon: None,
         }
+    }
+
+    /// Whether a thread may find the deadline `d` passed.
+    fn passed(&self, d: u64) -> bool {
+        d <= self.clock || self.horizon.is_some_and(|h| d <= h)
     }
 
     /// Whether a running thread may take `n` now.
@@ -161,15 +190,18 @@ impl Spec {
         self.permits >= n && (self.mode != Fairness::Fifo || self.queue.is_empty())
     }
 
-    /// Hands permits to the queued requests, in order: under `Fifo` (or `fifo`) stopping at
-    /// the first that does not fit, otherwise passing over it.
+    /// Hands permits to the parked requests, in the park table's order: under `Fifo` (or
+    /// `fifo`) stopping at the first that does not fit, otherwise passing over it (and over
+    /// the requests whose threads are awake, which are not in the table).
     fn hand_over(&mut self, fifo: bool) {
         if self.closed {
             return;
         }
         let mut i = 0;
         while i < self.queue.len() {
-            if self.queue[i].n <= self.permits {
+            if self.queue[i].awake {
+                i += 1;
+            } else if self.queue[i].n <= self.permits {
                 let b = self.queue.remove(i);
                 self.permits -= b.n;
                 self.handed.push(b.id);
@@ -197,23 +229,49 @@ impl Spec {
             Some(Wait::TooLarge)
         } else if n == 0 || self.may_take(n) {
             Some(Wait::Ok)
-        } else if deadline.is_some_and(|d| d <= self.clock) {
+        } else if deadline.is_some_and(|d| self.passed(d)) {
             Some(Wait::TimedOut)
         } else {
             None
         };
         let mut next = self.clone();
         match immediate {
-            Some(r) if r != result => return Vec::new(),
+            // A deadline that passes while the call is on its way to the table: it looked
+            // at the clock before the clock moved, and queues; it times out there (or is
+            // handed permits first). A zero timeout reads the clock it is measured from, so
+            // it never does (its cost says whether it parked).
+            Some(Wait::TimedOut) if deadline != Some(0) => {
+                let mut queued = self.clone();
+                queued.queue.push(Blocked {
+                    id,
+                    n,
+                    deadline,
+                    awake: false,
+                });
+                if result != Wait::TimedOut {
+                    return vec![queued];
+                }
+                next.done_at_arrival.push(id);
+                vec![next, queued]
+            }
+            Some(r) if r != result => Vec::new(),
             Some(r) => {
                 if r == Wait::Ok {
                     next.permits -= n;
                 }
                 next.done_at_arrival.push(id);
+                vec![next]
             }
-            None => next.queue.push(Blocked { id, n, deadline }),
+            None => {
+                next.queue.push(Blocked {
+                    id,
+                    n,
+                    deadline,
+                    awake: false,
+                });
+                vec![next]
+            }
         }
-        vec![next]
     }
 
     /// Every state the completion of call `id` can lead to.
@@ -224,6 +282,16 @@ impl Spec {
         let mut next = self.clone();
         if let Some(i) = next.done_at_arrival.iter().position(|&d| d == id) {
             next.done_at_arrival.remove(i);
+            return vec![next];
+        }
+        if let Some(i) = next.left.iter().position(|&l| l == id) {
+            if result != Wait::TimedOut {
+                return Vec::new();
+            }
+            next.left.remove(i);
+            if self.mode == Fifo {
+                next.hand_over(true);
+            }
             return vec![next];
         }
         if let Some(i) = next.handed.iter().position(|&h| h == id) {
@@ -240,7 +308,7 @@ impl Spec {
             // Under `Fifo` a queued request gets permits only by a handoff.
             Wait::Ok => !self.closed && self.mode != Fifo && self.permits >= n,
             Wait::Closed => self.closed,
-            Wait::TimedOut => next.queue[i].deadline.is_some_and(|d| d <= self.clock),
+            Wait::TimedOut => next.queue[i].deadline.is_some_and(|d| self.passed(d)),
             Wait::NoPermits | Wait::TooLarge => false,
         };
         if !ok {
@@ -322,6 +390,10 @@ impl Spec {
             }
             Call::Close => {
                 next.closed = true;
+                // `close` unparks every parked thread.
+                for b in &mut next.queue {
+                    b.awake = true;
+                }
                 vec![next]
             }
             Call::Available { seen } => {
@@ -342,13 +414,86 @@ impl Spec {
                 next.clock += micros;
                 vec![next]
             }
+            Call::Parked { seen } => {
+                // Exactly the requests in the park table: every queued one whose thread is
+                // not awake (a timed-out one is queued until it has left: `leave_moves`).
+                if seen == self.queue.iter().filter(|b| !b.awake).count() {
+                    vec![next]
+                } else {
+                    Vec::new()
+                }
+            }
+            Call::Guard => vec![next],
         }
+    }
+
+    /// The most parked requests that `permits` free permits can satisfy at once (the smallest
+    /// first): the bound on the threads one release may wake (promise 7), with every queued
+    /// request counted as parked.
+    fn most_satisfied(&self, permits: usize) -> usize {
+        let mut sizes: Vec<usize> = self.queue.iter().map(|b| b.n).collect();
+        sizes.sort_unstable();
+        let mut left = permits;
+        sizes
+            .into_iter()
+            .take_while(|&n| {
+                let fits = n <= left;
+                left = left.saturating_sub(n);
+                fits
+            })
+            .count()
+    }
+
+    /// Every state in which one queued request whose deadline has passed has left the park
+    /// table: a timed-out thread leaves under the bucket lock, and only later (under
+    /// `Fifo`) hands what is free to the new head and returns; releases in between find it
+    /// gone.
+    fn leave_moves(&self) -> Vec<Spec> {
+        (0..self.queue.len())
+            .filter(|&i| self.queue[i].deadline.is_some_and(|d| self.passed(d)))
+            .map(|i| {
+                let mut next = self.clone();
+                let b = next.queue.remove(i);
+                next.left.push(b.id);
+                next
+            })
+            .collect()
+    }
+
+    /// Every state one thread's wake-up or return to the table leads to, without `Fifo`
+    /// (where every wake-up is a handoff, `close` or a timeout): a parked request whose size
+    /// the free permits cover may be unparked (by a release's wake-up, or by a woken thread
+    /// passing one on), and an awake request they do not cover parks again, at the back of
+    /// the table (its `validate`: open, fewer permits than it asks for).
+    fn wake_moves(&self) -> Vec<Spec> {
+        if self.mode == Fifo || self.closed {
+            return Vec::new();
+        }
+        let mut moves = Vec::new();
+        for i in 0..self.queue.len() {
+            let b = &self.queue[i];
+            if !b.awake && b.n <= self.permits {
+                let mut next = self.clone();
+                next.queue[i].awake = true;
+                moves.push(next);
+            } else if b.awake && b.n > self.permits {
+                let mut next = self.clone();
+                let mut b = next.queue.remove(i);
+                b.awake = false;
+                next.queue.push(b);
+                moves.push(next);
+            }
+        }
+        moves
     }
 
     /// Whether no blocked request could complete now, and the blocked ones are exactly
     /// `waiting` (call indices): the state a quiescent run must be in.
     fn stuck_with(&self, waiting: &[usize]) -> bool {
-        if !self.handed.is_empty() || (self.closed && !self.queue.is_empty()) {
+        if !self.handed.is_empty()
+            || !self.left.is_empty()
+            || (self.closed && !self.queue.is_empty())
+        {
             return false;
         }
         let mut queued: Vec<usize> = self.queue.iter().map(|b| b.id).collect();
@@ -363,12 +508,135 @@ impl Spec {
                 Fifo => false,
                 _ => self.permits >= b.n,
             };
-            !may_complete && b.deadline.is_none_or(|d| d > self.clock)
+            !b.awake && !may_complete && b.deadline.is_none_or(|d| d > self.clock)
         })
     }
 }
 
 use Fairness::Fifo;
+
+/// The protocol situations a bug needs, named so that a search can say how often it reached
+/// each: a set of them is a `u32` of bits, one per entry of [`SITUATIONS`] (by index). The
+/// first nine come per mode, in the order Eventual, Fifo, Barging.
+pub(crate) const SITUATIONS: [&str; 22] = [
+    "queue of 2 (Eventual)",
+    "queue of 2 (Fifo)",
+    "queue of 2 (Barging)",
+    "queue of 3 (Eventual)",
+    "queue of 3 (Fifo)",
+    "queue of 3 (Barging)",
+    "head does not fit, smaller behind (Eventual)",
+    "head does not fit, smaller behind (Fifo)",
+    "head does not fit, smaller behind (Barging)",
+    "timed head expires, a waiter behind",
+    "close while a handoff is in flight",
+    "release_fair with requests queued",
+    "release_fair racing close",
+    "release_fair racing a timeout",
+    "release_fair racing a plain release",
+    "a queued request out-barged",
+    "refused add with requests queued",
+    "forget_permits under Fifo with a queue",
+    "split, merge or forget racing an acquire",
+    "data read after observing closed",
+    "one release wakes two or more",
+    "request past MAX_PERMITS or add near it",
+];
+
+/// Indices into [`SITUATIONS`].
+pub(crate) mod at {
+    pub(crate) const QUEUE_2: usize = 0;
+    pub(crate) const QUEUE_3: usize = 3;
+    pub(crate) const HEAD_DOES_NOT_FIT: usize = 6;
+    pub(crate) const TIMED_HEAD_EXPIRES: usize = 9;
+    pub(crate) const CLOSE_DURING_HANDOFF: usize = 10;
+    pub(crate) const FAIR_WITH_QUEUE: usize = 11;
+    pub(crate) const FAIR_RACES_CLOSE: usize = 12;
+    pub(crate) const FAIR_RACES_TIMEOUT: usize = 13;
+    pub(crate) const FAIR_RACES_RELEASE: usize = 14;
+    pub(crate) const OUT_BARGED: usize = 15;
+    pub(crate) const REFUSED_WITH_QUEUE: usize = 16;
+    pub(crate) const FORGET_FIFO_QUEUE: usize = 17;
+    pub(crate) const GUARD_RACES_ACQUIRE: usize = 18;
+    pub(crate) const READ_AFTER_CLOSED: usize = 19;
+    pub(crate) const WAKES_TWO: usize = 20;
+    pub(crate) const NEAR_MAX: usize = 21;
+}
+
+/// The bit of situation `i`.
+pub(crate) const fn bit(i: usize) -> u32 {
+    1 << i
+}
+
+fn mode_index(mode: Fairness) -> usize {
+    match mode {
+        Fairness::Eventual => 0,
+        Fifo => 1,
+        _ => 2,
+    }
+}
+
+/// The situations the model's step from `before` to `after` by call `id` (`kind` of its
+/// events) passes through.
+fn situations_of_step(before: &Spec, id: usize, call: &Call, kind: Kind, after: &Spec) -> u32 {
+    let m = mode_index(before.mode);
+    let mut reached = 0;
+    if kind == Kind::Arrive && after.queue.len() > before.queue.len() {
+        if after.queue.len() >= 2 {
+            reached |= bit(at::QUEUE_2 + m);
+        }
+        if after.queue.len() >= 3 {
+            reached |= bit(at::QUEUE_3 + m);
+        }
+    }
+    if let [head, behind @ ..] = &after.queue[..]
+        && head.n > after.permits
+        && behind.iter().any(|b| b.n < head.n)
+    {
+        reached |= bit(at::HEAD_DOES_NOT_FIT + m);
+    }
+    // A take while a queued request (not the taker) fits the permits that were free.
+    let took = match (*call, kind) {
+        (Call::TryAcquire { n, result }, _) => result == Wait::Ok && n > 0,
+        (Call::Acquire { n, result, .. }, Kind::Arrive | Kind::Complete) => {
+            result == Wait::Ok && n > 0 && after.permits < before.permits
+        }
+        _ => false,
+    };
+    if took
+        && before.mode != Fifo
+        && before
+            .queue
+            .iter()
+            .any(|b| b.id != id && b.n <= before.permits)
+    {
+        reached |= bit(at::OUT_BARGED);
+    }
+    match *call {
+        Call::Advance { .. }
+            if before.queue.len() >= 2
+                && before.queue[0]
+                    .deadline
+                    .is_some_and(|d| d > before.clock && d <= after.clock) =>
+        {
+            reached |= bit(at::TIMED_HEAD_EXPIRES);
+        }
+        Call::Close if !before.handed.is_empty() => reached |= bit(at::CLOSE_DURING_HANDOFF),
+        Call::ReleaseFair { .. } if !before.queue.is_empty() => {
+            reached |= bit(at::FAIR_WITH_QUEUE);
+        }
+        Call::Release { ok: false, .. } if !before.queue.is_empty() => {
+            reached |= bit(at::REFUSED_WITH_QUEUE);
+        }
+        Call::Forget { taken, .. }
+            if taken > 0 && before.mode == Fifo && !before.queue.is_empty() =>
+        {
+            reached |= bit(at::FORGET_FIFO_QUEUE);
+        }
+        _ => {}
+    }
+    reached
+}
 
 /// One recorded call.
 #[derive(Clone, Copy, Debug)]
@@ -379,6 +647,20 @@ pub(crate) struct Record {
     /// execution, or a `SeqCst` counter on real threads), when the call started and returned.
     pub(crate) start: u64,
     pub(crate) end: u64,
+    /// What the call did in the park table (the calling thread's own counters, read before and
+    /// after it), where the build counts it (the checkers); `None` on real threads.
+    pub(crate) cost: Option<Cost>,
+}
+
+/// One call's park-table cost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Cost {
+    /// `park` calls that queued the thread.
+    pub(crate) parks: usize,
+    /// `unpark_*` calls.
+    pub(crate) unpark_calls: usize,
+    /// Threads those calls unparked.
+    pub(crate) woken: usize,
 }
 
 /// One event of the search: a call's single event, or a waiting call's arrival or
@@ -443,8 +725,9 @@ impl History {
         self.real_time && ra.end < rb.start
     }
 
-    /// Searches for a linearization; `Ok` if there is one.
-    pub(crate) fn linearizable(&self) -> Result<(), Violation> {
+    /// Searches for a linearization; `Ok` with the situations its witness passes through if
+    /// there is one.
+    pub(crate) fn linearizable(&self) -> Result<u32, Violation> {
         self.search(&[])
     }
 
@@ -452,14 +735,135 @@ impl History {
     /// `points` (increasing): at each, the calls that had started and not returned
     /// (`start <= at < end`) were all waiting, and the model must have exactly them blocked,
     /// none able to complete.
-    pub(crate) fn quiescent(&self, points: &[u64]) -> Result<(), Violation> {
+    pub(crate) fn quiescent(&self, points: &[u64]) -> Result<u32, Violation> {
         self.search(points)
     }
 
-    fn search(&self, points: &[u64]) -> Result<(), Violation> {
+    /// Whether records `a` and `b` ran at the same time (their tick intervals overlap).
+    fn overlap(&self, a: usize, b: usize) -> bool {
+        let (ra, rb) = (&self.records[a], &self.records[b]);
+        ra.start < rb.end && rb.start < ra.end
+    }
+
+    /// Whether record `r` is a call that waits (an acquire other than a zero timeout).
+    fn may_wait(&self, r: usize) -> bool {
+        matches!(self.records[r].call, Call::Acquire { deadline, .. } if deadline != Some(0))
+    }
+
+    /// The park-table checks on each call's own cost, where the build counts it: a call that
+    /// is no waiting acquire never parks; a zero timeout never parks (promise 21); only a
+    /// release, a `close` or `parked_threads` enters the table otherwise (promise 14), and a
+    /// release or `close` does only while `WAITERS` may be set: while a waiting acquire runs
+    /// beside it (only such a call sets the bit), or while another release or `close` that
+    /// entered the table runs beside it, with such a call beside it in turn (the bit a
+    /// waiter set is cleared by the release that finds nobody left to wake, when it gets to
+    /// the lock; until then a second release still sees it).
+    fn table_costs(&self) -> Result<(), Violation> {
+        let n = self.records.len();
+        let cost = |i: usize| self.records[i].cost.unwrap_or_default();
+        let enters = |i: usize| {
+            matches!(
+                self.records[i].call,
+                Call::Release { .. } | Call::ReleaseFair { .. } | Call::Close
+            ) && cost(i).unpark_calls > 0
+        };
+        let mut justified: Vec<bool> = (0..n)
+            .map(|i| enters(i) && (0..n).any(|w| self.may_wait(w) && self.overlap(i, w)))
+            .collect();
+        loop {
+            let more: Vec<usize> = (0..n)
+                .filter(|&i| enters(i) && !justified[i])
+                .filter(|&i| (0..n).any(|j| j != i && justified[j] && self.overlap(i, j)))
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            for i in more {
+                justified[i] = true;
+            }
+        }
+        for (i, r) in self.records.iter().enumerate() {
+            let Some(cost) = r.cost else { continue };
+            let wrong = match r.call {
+                Call::Acquire {
+                    deadline: Some(0), ..
+                } if cost.parks > 0 => Some("a zero timeout parked"),
+                Call::Acquire { .. } => None,
+                _ if cost.parks > 0 => Some("a call that does not wait parked"),
+                _ if enters(i) && !justified[i] => Some(
+                    "entered the park table with no waiting acquire running (WAITERS set with \
+                     nobody waiting)",
+                ),
+                Call::Release { .. }
+                | Call::ReleaseFair { .. }
+                | Call::Close
+                | Call::Parked { .. } => None,
+                _ if cost.unpark_calls > 0 => {
+                    Some("a call that wakes nobody entered the park table")
+                }
+                _ => None,
+            };
+            if let Some(what) = wrong {
+                return Err(Violation(format!(
+                    "park table: {what}: thread {} {:?} ({cost:?})\n{self}",
+                    r.thread, r.call
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The situations the history shows by itself: calls that ran at the same time, and what
+    /// the park table did.
+    fn situations(&self) -> u32 {
+        let mut reached = 0;
+        let n = self.records.len();
+        for i in 0..n {
+            let r = &self.records[i];
+            let beside = |pred: &dyn Fn(&Call) -> bool| {
+                (0..n).any(|j| j != i && self.overlap(i, j) && pred(&self.records[j].call))
+            };
+            match r.call {
+                Call::ReleaseFair { .. } => {
+                    if beside(&|c| matches!(c, Call::Close)) {
+                        reached |= bit(at::FAIR_RACES_CLOSE);
+                    }
+                    if beside(
+                        &|c| matches!(c, Call::Acquire { deadline: Some(d), result: Wait::TimedOut, .. } if *d > 0),
+                    ) {
+                        reached |= bit(at::FAIR_RACES_TIMEOUT);
+                    }
+                    if beside(&|c| matches!(c, Call::Release { ok: true, .. })) {
+                        reached |= bit(at::FAIR_RACES_RELEASE);
+                    }
+                }
+                Call::Guard if (0..n).any(|j| self.may_wait(j) && self.overlap(i, j)) => {
+                    reached |= bit(at::GUARD_RACES_ACQUIRE);
+                }
+                _ => {}
+            }
+            if matches!(r.call, Call::Release { .. } | Call::ReleaseFair { .. })
+                && r.cost.is_some_and(|c| c.woken >= 2)
+            {
+                reached |= bit(at::WAKES_TWO);
+            }
+            let near_max = match r.call {
+                Call::Acquire { n, .. } | Call::TryAcquire { n, .. } => n > MAX,
+                Call::Release { n, .. } => n >= MAX / 2,
+                _ => false,
+            };
+            if near_max {
+                reached |= bit(at::NEAR_MAX);
+            }
+        }
+        reached
+    }
+
+    fn search(&self, points: &[u64]) -> Result<u32, Violation> {
+        self.table_costs()?;
         let events = self.events();
-        assert!(events.len() < 64, "a history of fewer than 64 events");
-        let all = (1u64 << events.len()) - 1;
+        assert!(events.len() < 128, "a history of fewer than 128 events");
+        let all = (1u128 << events.len()) - 1;
         let mut phases = Vec::new();
         for (k, &at) in points.iter().enumerate() {
             // The calls waiting at the point: started before it, not returned.
@@ -475,7 +879,7 @@ impl History {
             }
             // The events linearized before the point: every event of a call that had
             // returned, and the arrivals of the waiting calls.
-            let before = events.iter().enumerate().fold(0u64, |mask, (e, ev)| {
+            let before = events.iter().enumerate().fold(0u128, |mask, (e, ev)| {
                 let r = ev.record;
                 let in_before =
                     self.records[r].end <= at || (ev.kind == Kind::Arrive && waiting.contains(&r));
@@ -483,22 +887,45 @@ impl History {
             });
             phases.push(Phase { before, waiting });
         }
+        // A release with no other release beside it: the permits free when it looks at the
+        // queue are at most the count just after it (promise 7's bound applies).
+        let adds =
+            |c: &Call| matches!(c, Call::Release { ok: true, .. } | Call::ReleaseFair { .. });
+        let alone = (0..self.records.len())
+            .map(|i| {
+                !(0..self.records.len())
+                    .any(|j| j != i && adds(&self.records[j].call) && self.overlap(i, j))
+            })
+            .collect();
         let mut seen = HashSet::new();
-        let start = Spec::new(self.permits, self.mode);
+        let mut start = Spec::new(self.permits, self.mode);
+        if !self.real_time {
+            start.horizon = Some(
+                self.records
+                    .iter()
+                    .map(|r| match r.call {
+                        Call::Advance { micros } => micros,
+                        _ => 0,
+                    })
+                    .sum(),
+            );
+        }
         let search = Search {
             history: self,
             events: &events,
             all,
             phases: &phases,
+            alone,
         };
-        if search.dfs(0, start, 0, &mut seen) {
-            Ok(())
+        if let Some(reached) = search.dfs(0, start, 0, 0, &mut seen) {
+            Ok(reached | self.situations())
         } else {
             let what = if points.is_empty() {
                 "not linearizable"
             } else {
                 "not linearizable with the waiting calls blocked at each quiescence point (a \
-                 lost wakeup, a stranded head, or a wrong result)"
+                 lost wakeup, a stranded head, a wrong result, or more threads woken than the \
+                 permits satisfy)"
             };
             Err(Violation(format!(
                 "{what}: {:?} semaphore of {} permits, quiescence at ticks {points:?}\n{self}",
@@ -511,7 +938,7 @@ impl History {
 /// What must hold at one quiescence point.
 struct Phase {
     /// The events linearized before it.
-    before: u64,
+    before: u128,
     /// The calls blocked at it.
     waiting: Vec<usize>,
 }
@@ -520,13 +947,15 @@ struct Phase {
 struct Search<'a> {
     history: &'a History,
     events: &'a [Event],
-    all: u64,
+    all: u128,
     phases: &'a [Phase],
+    /// Per record: no other release ran beside it.
+    alone: Vec<bool>,
 }
 
 impl Search<'_> {
     /// Whether event `e` may be linearized next, the events in `done` being linearized.
-    fn ready(&self, done: u64, e: usize) -> bool {
+    fn ready(&self, done: u128, e: usize) -> bool {
         let ev = self.events[e];
         if ev.kind == Kind::Complete && done & (1 << (e - 1)) == 0 {
             return false;
@@ -539,30 +968,60 @@ impl Search<'_> {
         })
     }
 
+    /// Whether a release's wake-ups, linearized on `state`, stay within promise 7's bound:
+    /// no more threads woken than the queued requests its permits and the free ones can
+    /// satisfy at once; a `close` wakes at most the queued requests.
+    fn wakes_within_bound(&self, record: usize, state: &Spec) -> bool {
+        let r = &self.history.records[record];
+        let Some(cost) = r.cost else { return true };
+        match r.call {
+            Call::Release { n, ok: true } | Call::ReleaseFair { n } if self.alone[record] => {
+                cost.woken <= state.most_satisfied(state.permits.saturating_add(n))
+            }
+            Call::Close => cost.woken <= state.queue.len(),
+            _ => true,
+        }
+    }
+
     /// Depth-first search from `state` with the events of `done` linearized, the quiescence
-    /// points before `phase` passed.
+    /// points before `phase` passed, the situations `reached` on the way; the situations of
+    /// a whole linearization if one is found.
     fn dfs(
         &self,
-        done: u64,
+        done: u128,
         state: Spec,
         phase: usize,
-        seen: &mut HashSet<(u64, Spec, usize)>,
-    ) -> bool {
+        reached: u32,
+        seen: &mut HashSet<(u128, Spec, usize)>,
+    ) -> Option<u32> {
         let mut phase = phase;
+        // Whether a quiescence point is due and the state does not satisfy it yet: only a
+        // thread's own move (a wake-up, a return to the table, a timed-out thread leaving)
+        // can still get it there.
+        let mut unsettled = false;
         while let Some(p) = self.phases.get(phase) {
             if done != p.before {
                 break;
             }
             if !state.stuck_with(&p.waiting) {
-                return false;
+                unsettled = true;
+                break;
             }
             phase += 1;
         }
-        if done == self.all {
-            return true;
+        if !unsettled && done == self.all {
+            return Some(reached);
         }
         if !seen.insert((done, state.clone(), phase)) {
-            return false;
+            return None;
+        }
+        for s in state.leave_moves().into_iter().chain(state.wake_moves()) {
+            if let Some(all) = self.dfs(done, s, phase, reached, seen) {
+                return Some(all);
+            }
+        }
+        if unsettled {
+            return None;
         }
         let limit = self.phases.get(phase).map(|p| p.before);
         for e in 0..self.events.len() {
@@ -575,17 +1034,23 @@ impl Search<'_> {
             let ev = self.events[e];
             let call = &self.history.records[ev.record].call;
             let next = match ev.kind {
-                Kind::Single => state.step(call),
+                Kind::Single => {
+                    if !self.wakes_within_bound(ev.record, &state) {
+                        continue;
+                    }
+                    state.step(call)
+                }
                 Kind::Arrive => state.arrive(ev.record, call),
                 Kind::Complete => state.complete(ev.record, call),
             };
             for s in next {
-                if self.dfs(done | (1 << e), s, phase, seen) {
-                    return true;
+                let more = situations_of_step(&state, ev.record, call, ev.kind, &s);
+                if let Some(all) = self.dfs(done | (1 << e), s, phase, reached | more, seen) {
+                    return Some(all);
                 }
             }
         }
-        false
+        None
     }
 }
 
@@ -614,6 +1079,7 @@ mod known_answers {
             call,
             start,
             end,
+            cost: None,
         }
     }
 

@@ -248,6 +248,8 @@ fn bucket(key: usize) -> BucketLock {
 }
 
 thread_local! {
+    /// What this thread's own table calls did, per key, in this execution ([`thread_stats`]).
+    static MINE: RefCell<Vec<(usize, KeyStats)>> = RefCell::new(Vec::new());
     /// The callback this thread is running for the table, if any.
     static RUNNING: Cell<Option<&'static str>> = Cell::new(None);
     /// Whether this thread holds a bucket lock now.
@@ -495,6 +497,7 @@ fn park_safe(
             bucket.queue.push_back(waiter);
         }
         bucket.stats.parks += 1;
+        note_mine(key, |mine| mine.parks += 1);
         if timeout.is_some() {
             state(|s| s.timed.push(Rc::downgrade(&slot)));
         }
@@ -685,10 +688,8 @@ pub(crate) fn unpark_where(
         }
         result.unparked_threads = chosen.len();
         let fair = fairness(api, key, chosen.len());
-        let stats = &mut bucket.stats;
-        stats.unpark_calls += 1;
-        stats.woken += chosen.len();
-        stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(chosen.len());
+        count_unpark(&mut bucket.stats, chosen.len());
+        note_mine(key, |mine| count_unpark(mine, chosen.len()));
         if outside {
             late = Some(chosen);
             return (result, fair);
@@ -885,10 +886,12 @@ pub(crate) fn unpark_requeue_in(
             Some(to) => to.queue.extend(requeued),
             None => from.queue.extend(requeued),
         }
-        from.stats.unpark_calls += 1;
-        from.stats.woken += woken.len();
-        from.stats.most_woken_by_one_call = from.stats.most_woken_by_one_call.max(woken.len());
+        count_unpark(&mut from.stats, woken.len());
         from.stats.requeued += result.requeued_threads;
+        note_mine(key_from, |mine| {
+            count_unpark(mine, woken.len());
+            mine.requeued += result.requeued_threads;
+        });
         let fair = fairness(api, key_from, woken.len());
         if outside {
             late = Some((op, woken));
@@ -1029,6 +1032,43 @@ pub struct KeyStats {
 /// lock, so it may not be called from a park-table callback.
 pub fn stats(key: usize) -> KeyStats {
     with_bucket("stats", key, |bucket| bucket.stats)
+}
+
+/// What the calling thread's own calls on park-table key `key` did in this execution so far:
+/// its parks that queued it, its `unpark_*` calls and the threads they unparked or requeued
+/// (its timeouts are not counted). A test reads it before and after one operation of the
+/// primitive to see what that operation cost in the table, which the per-key [`stats`]
+/// cannot tell while other threads use the key too. It reads a checker thread-local: no
+/// happens-before edge, no scheduling point, no lock (so a callback may call it).
+pub fn thread_stats(key: usize) -> KeyStats {
+    MINE.with(|mine| {
+        mine.borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map_or_else(KeyStats::default, |(_, stats)| *stats)
+    })
+}
+
+/// Counts one unpark call that unparked `woken` threads in `stats`.
+fn count_unpark(stats: &mut KeyStats, woken: usize) {
+    stats.unpark_calls += 1;
+    stats.woken += woken;
+    stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(woken);
+}
+
+/// Updates the calling thread's own counts for `key` ([`thread_stats`]).
+fn note_mine(key: usize, f: impl FnOnce(&mut KeyStats)) {
+    MINE.with(|mine| {
+        let mut mine = mine.borrow_mut();
+        match mine.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, stats)) => f(stats),
+            None => {
+                let mut stats = KeyStats::default();
+                f(&mut stats);
+                mine.push((key, stats));
+            }
+        }
+    });
 }
 
 /// How many threads are parked on `key` now: a scenario can wait (yielding to the checker)

@@ -88,6 +88,28 @@ pub fn park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
     }
 }
 
+/// What the calling thread's own park-table calls on `sem` have cost so far in this
+/// execution (parkcheck's per-thread counters, read with no happens-before edge and no
+/// scheduling point): `Some` under the checkers, `None` on real threads. Read before and after
+/// one call, the difference is what that call did in the table.
+pub fn thread_park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
+    #[cfg(any(feature = "loom", feature = "shuttle"))]
+    {
+        let s = parkcheck::thread_stats(sem.key());
+        Some(ParkStats {
+            parks: s.parks,
+            unpark_calls: s.unpark_calls,
+            woken: s.woken,
+            most_woken_by_one_call: s.most_woken_by_one_call,
+        })
+    }
+    #[cfg(not(any(feature = "loom", feature = "shuttle")))]
+    {
+        let _ = sem;
+        None
+    }
+}
+
 #[cfg(feature = "loom")]
 type Inner<T> = loom::cell::UnsafeCell<T>;
 

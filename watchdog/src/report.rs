@@ -86,6 +86,33 @@ fn cell_record(
     })
 }
 
+/// A search (generated programs) ran `runs` executions, schedules or runs, `count` of which
+/// reached the protocol situation `situation`; `required`: the check fails when none does.
+pub fn coverage(build: &str, check: &str, situation: &str, count: u64, runs: u64, required: bool) {
+    append(coverage_record(
+        build, check, situation, count, runs, required,
+    ));
+}
+
+fn coverage_record(
+    build: &str,
+    check: &str,
+    situation: &str,
+    count: u64,
+    runs: u64,
+    required: bool,
+) -> serde_json::Value {
+    serde_json::json!({
+        "kind": "coverage",
+        "build": build,
+        "check": check,
+        "situation": situation,
+        "count": count,
+        "runs": runs,
+        "required": required,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +133,7 @@ mod tests {
                 0.01,
             ),
             cell_record("real", "mixed_traffic", "OverIssue", None, 1.5),
+            coverage_record("shuttle", "generated", "queue of 2 (Fifo)", 7, 100, true),
         ] {
             append_to(&path, &record);
         }
@@ -115,7 +143,7 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines.len(), 3);
+        assert_eq!(lines.len(), 4);
         assert_eq!(lines[0]["kind"], "check");
         assert_eq!(lines[0]["count"], 12);
         assert_eq!(lines[0]["detail"], "bound 2");
@@ -123,5 +151,12 @@ mod tests {
         assert_eq!(lines[1]["caught"], "causality");
         assert_eq!(lines[2]["caught"], serde_json::Value::Null);
         assert_eq!(lines[2]["secs"], 1.5);
+        assert_eq!(lines[3]["kind"], "coverage");
+        assert_eq!(lines[3]["situation"], "queue of 2 (Fifo)");
+        assert_eq!(
+            (&lines[3]["count"], &lines[3]["runs"]),
+            (&7.into(), &100.into())
+        );
+        assert_eq!(lines[3]["required"], true);
     }
 }

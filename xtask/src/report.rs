@@ -3,12 +3,14 @@
 //!
 //! Every check that runs under `cargo xtask verify` appends one JSON object per line to the
 //! file named by `PARKSEMA_REPORT` (the test side is `watchdog::report`; the Miri and TSan
-//! columns are written by this crate itself). Two kinds of record:
+//! columns are written by this crate itself). Three kinds of record:
 //!
 //! - `check`: a check ran against the correct semaphore, with its size (`count` of `unit`:
 //!   loom executions, shuttle schedules, stress operations, proptest cases) and its time;
 //! - `cell`: a check ran against a deliberate flaw; `caught` is the failure it reported in a
-//!   few words, or `null` if it passed.
+//!   few words, or `null` if it passed;
+//! - `coverage`: how many runs of a search (the generated programs of a build) reached a
+//!   named protocol situation, and whether the check requires one to.
 
 use serde::{Deserialize, Serialize};
 
@@ -44,5 +46,20 @@ pub(crate) enum Record {
         caught: Option<String>,
         /// Seconds to the failure (or to the end of the passing run).
         secs: f64,
+    },
+    /// How many runs of a search (generated programs) reached one protocol situation.
+    Coverage {
+        /// As in `Check`.
+        build: String,
+        /// As in `Check`.
+        check: String,
+        /// The situation's name (`models/spec.rs`, `SITUATIONS`).
+        situation: String,
+        /// Runs that reached it.
+        count: u64,
+        /// Runs in all.
+        runs: u64,
+        /// Whether the check fails when no run reaches it.
+        required: bool,
     },
 }

@@ -221,6 +221,19 @@ struct CellRow {
     verdict: String,
 }
 
+/// How often one build's search reached one protocol situation.
+#[derive(Debug, Clone, Serialize)]
+struct CoverageRow {
+    build: String,
+    check: String,
+    situation: String,
+    count: u64,
+    runs: u64,
+    /// Whether the check fails when no run reaches it (the checker builds); real threads
+    /// only report theirs.
+    required: bool,
+}
+
 /// The whole report, as printed and as written by `--json`.
 #[derive(Debug, Serialize)]
 struct Report {
@@ -232,6 +245,8 @@ struct Report {
     steps: Vec<StepOutcome>,
     checks: Vec<CheckRow>,
     cells: Vec<CellRow>,
+    /// What each build's search reached: one row per build, check and situation.
+    coverage: Vec<CoverageRow>,
     /// A one-line reason per failure.
     failures: Vec<String>,
 }
@@ -570,6 +585,33 @@ fn build_report(
     for (key, runs) in observed {
         cells.push(cell_row(key, None, runs, "ok"));
     }
+    let coverage: Vec<CoverageRow> = records
+        .iter()
+        .filter_map(|r| match r {
+            Record::Coverage {
+                build,
+                check,
+                situation,
+                count,
+                runs,
+                required,
+            } => Some(CoverageRow {
+                build: build.clone(),
+                check: check.clone(),
+                situation: situation.clone(),
+                count: *count,
+                runs: *runs,
+                required: *required,
+            }),
+            _ => None,
+        })
+        .collect();
+    for c in coverage.iter().filter(|c| c.required && c.count == 0) {
+        failures.push(format!(
+            "UNREACHED: {} {} reached no {:?} in {} runs",
+            c.build, c.check, c.situation, c.runs
+        ));
+    }
     Report {
         schema: 1,
         passed: failures.is_empty(),
@@ -578,6 +620,7 @@ fn build_report(
         steps,
         checks,
         cells,
+        coverage,
         failures,
     }
 }
@@ -610,6 +653,62 @@ fn format_size(count: u64, unit: &str, detail: &str) -> String {
         format!("{count} {unit}")
     } else {
         format!("{count} {unit} ({detail})")
+    }
+}
+
+/// The coverage of the searches: a row per situation, a column per build, each cell the
+/// runs that reached it out of the build's runs (`!` after a required situation that none
+/// reached; `·` where the build's search does not require it).
+fn coverage_table(s: &mut String, r: &Report) {
+    if r.coverage.is_empty() {
+        return;
+    }
+    let mut builds: Vec<(&str, u64)> = Vec::new();
+    for c in &r.coverage {
+        if !builds.iter().any(|(b, _)| *b == c.build) {
+            builds.push((&c.build, c.runs));
+        }
+    }
+    let _ = writeln!(
+        s,
+        "\n## What the generated programs reached\n\nRuns that reached each protocol \
+         situation, per build (of the runs in the header); `·` marks a situation the build \
+         does not require, `!` a required one no run reached.\n"
+    );
+    let header: Vec<String> = builds
+        .iter()
+        .map(|(b, runs)| format!("{b} ({})", indicatif::HumanCount(*runs)))
+        .collect();
+    let _ = writeln!(
+        s,
+        "| situation | {} |\n|---|{}",
+        header.join(" | "),
+        "---:|".repeat(builds.len())
+    );
+    let mut situations: Vec<&str> = Vec::new();
+    for c in &r.coverage {
+        if !situations.contains(&c.situation.as_str()) {
+            situations.push(&c.situation);
+        }
+    }
+    for situation in situations {
+        let cells: Vec<String> = builds
+            .iter()
+            .map(|(b, _)| {
+                r.coverage
+                    .iter()
+                    .find(|c| c.build == *b && c.situation == situation)
+                    .map_or(String::new(), |c| {
+                        let mark = match (c.required, c.count) {
+                            (true, 0) => " !",
+                            (false, _) => " ·",
+                            _ => "",
+                        };
+                        format!("{}{mark}", indicatif::HumanCount(c.count))
+                    })
+            })
+            .collect();
+        let _ = writeln!(s, "| {situation} | {} |", cells.join(" | "));
     }
 }
 
@@ -668,6 +767,7 @@ fn render(r: &Report) -> String {
             c.secs.map_or(String::new(), |t| format!("{t:.2}"))
         );
     }
+    coverage_table(&mut s, r);
     let _ = writeln!(
         s,
         "\n## Flaws × checks\n\nEach cell: how many of the checks run against the flaw in that \

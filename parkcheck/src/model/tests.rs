@@ -331,6 +331,76 @@ fn stats_count_per_key() {
     });
 }
 
+/// `thread_stats` counts the calling thread's own calls only, per key: the parker's park on
+/// its side, the unparker's calls and the threads they woke or requeued on the other.
+#[test]
+fn thread_stats_count_the_callers_own_calls() {
+    check(|| {
+        let waiter = thread::spawn(|| {
+            // SAFETY: key 15 is this test's; the callbacks do nothing.
+            let r = unsafe { park(15, || true, || {}, |_, _| {}, DEFAULT_PARK_TOKEN, None) };
+            (r, thread_stats(15))
+        });
+        let requeued = park_all(&[16]);
+        wait_queued(15, 1);
+        wait_queued(16, 1);
+        assert_eq!(
+            thread_stats(15),
+            KeyStats::default(),
+            "nothing of its own yet"
+        );
+        // SAFETY: the callbacks return constants.
+        unsafe { unpark_filter(15, |_| FilterOp::Unpark, |_| DEFAULT_UNPARK_TOKEN) };
+        // SAFETY: as above.
+        unsafe { unpark_one(15, |_| DEFAULT_UNPARK_TOKEN) };
+        // SAFETY: as above; 16's waiter moves to 17 and is woken there.
+        unsafe {
+            unpark_requeue(
+                16,
+                17,
+                || RequeueOp::RequeueAll,
+                |_, _| DEFAULT_UNPARK_TOKEN,
+            )
+        };
+        // SAFETY: as above.
+        unsafe { unpark_one(17, |_| DEFAULT_UNPARK_TOKEN) };
+        let (r, theirs) = waiter.join().unwrap();
+        assert!(r.is_unparked());
+        assert_eq!(
+            theirs,
+            KeyStats {
+                parks: 1,
+                ..KeyStats::default()
+            },
+            "the parker counts its park only"
+        );
+        for h in requeued {
+            assert!(h.join().unwrap().1.is_unparked());
+        }
+        let mine = KeyStats {
+            unpark_calls: 2,
+            woken: 1,
+            most_woken_by_one_call: 1,
+            ..KeyStats::default()
+        };
+        let requeue = KeyStats {
+            unpark_calls: 1,
+            requeued: 1,
+            ..KeyStats::default()
+        };
+        let woke_on_17 = KeyStats {
+            unpark_calls: 1,
+            woken: 1,
+            most_woken_by_one_call: 1,
+            ..KeyStats::default()
+        };
+        assert_eq!(
+            (thread_stats(15), thread_stats(16), thread_stats(17)),
+            (mine, requeue, woke_on_17)
+        );
+    });
+}
+
 #[test]
 fn spin_wait_spins_a_bounded_number_of_times() {
     check(|| {
