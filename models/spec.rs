@@ -4,8 +4,9 @@
 //! # The model
 //!
 //! A [`Spec`] is the semaphore's whole observable state: the free permits, whether it is
-//! closed, the mocked clock, and the blocked requests in arrival order, each with its size,
-//! its deadline and whether permits have been handed to it. Every operation is a step of
+//! closed, the mocked clock, the `Eventual` timer, and the blocked requests in the park
+//! table's order, each with its size, its deadline, whether its thread is awake (unparked and
+//! not parked again) and whether permits have been handed to it. Every operation is a step of
 //! that state; what the docs leave open is a free choice of the model, so a step may have
 //! several successors:
 //!
@@ -16,35 +17,44 @@
 //!   once the clock has reached its deadline (unless handed). The implementation's arrival is
 //!   the park table's insertion, under the bucket lock (`validate` returning true): under
 //!   `Fifo` that is what orders a request against the others and makes the `try_` forms fail.
+//!   A deadline that passes while the call is on its way to the table may still queue it.
+//! - **A thread's own moves** happen between the calls: a parked request whose size the free
+//!   permits cover may be woken (outside `Fifo`), an awake one they do not cover parks again at
+//!   the back of the table, and a timed-out one leaves the table before it hands on what is
+//!   free (under `Fifo`) and returns.
 //! - **`Fifo`**: a request takes permits at arrival only if nobody is queued; every change
 //!   that can let the head through (a release, a timed-out head leaving) hands permits to the
 //!   head while it fits, in order, and stops at the first that does not fit. A head whose
 //!   request can never be met blocks the requests behind it for as long as it waits (this
 //!   differs from Go's semaphore, which never queues a request larger than its size; here a
 //!   semaphore has no fixed size: permits can be added at any time).
-//! - **`Eventual`**: a queued request that fits may complete at any time (barging is free);
-//!   a release may add its permits to the count or hand them over (queue order, passing over
-//!   requests that do not fit): a free choice here. How often it must hand over is the
-//!   timer's promise, which a history cannot show; the scenario
-//!   `eventual_turn_goes_to_a_parked_waiter` checks it.
+//! - **`Eventual`**: a queued request that fits may complete at any time (barging is free).
+//!   Where the timer is known (shuttle: it draws from a fixed seed and reads the mocked
+//!   clock), a release that finds a parked request runs it: the first starts it, one past the
+//!   deadline hands its permits over to the parked requests they satisfy (in the table's
+//!   order, passing over those that do not fit) and spends the turn only if it unparked one.
+//!   Elsewhere the handoff is a free choice.
 //! - **`Barging`**: as `Eventual` without the handoff; who gets released permits is any
 //!   request that fits.
-//! - `release_fair` always hands over (`Fifo`'s walk under `Fifo`, the passing walk
-//!   otherwise); `forget_permits(k)` takes `min(k, free)`; an add past
-//!   `Semaphore::MAX_PERMITS` is refused with the count untouched; `parked_threads` is only
-//!   bounded (the caller checks it against the number of waiting calls).
+//! - `release_fair` hands over to the parked requests (`Fifo`'s walk under `Fifo`, the
+//!   passing walk otherwise; a woken request not parked again is not reached);
+//!   `forget_permits(k)` takes `min(k, free)`; an add past `Semaphore::MAX_PERMITS` is refused
+//!   with the count untouched; `parked_threads` is exactly the requests in the table.
 //!
 //! # The check
 //!
-//! A [`History`] is the list of calls of one run, each with its thread, its position in the
-//! thread's program, what it returned, and (where precedence is real time) the ticks at which
-//! it started and ended. [`History::linearizable`] searches for an order of the events that
-//! respects precedence and that the model accepts step by step (the Wing–Gong search with
-//! Lowe's memoization of visited (linearized set, state) pairs). [`History::quiescent`]
-//! additionally places a quiescence point: every call that had returned before it is
-//! linearized before it, the calls still waiting then have arrived and not completed, and the
-//! model must have exactly them blocked, none of them able to complete: a lost wakeup or a
-//! stranded head fails there.
+//! A [`History`] is the list of calls of one run, each with its thread, what it returned,
+//! the ticks at which it started and ended (which order calls of different threads where
+//! precedence is real time), and, under the checkers, what it did in the park table.
+//! [`History::linearizable`] searches for an order of the events that respects precedence and
+//! that the model accepts step by step (the Wing–Gong search with Lowe's memoization of
+//! visited (linearized set, state) pairs); each release's wake-ups are bounded on the way
+//! (promise 7), and each call's table cost is checked first (promise 14, a zero timeout never
+//! parks). [`History::quiescent`] additionally places quiescence points: every call that had
+//! returned before one is linearized before it, the calls still waiting then have arrived and
+//! not completed, and the model must have exactly them parked, none of them able to complete:
+//! a lost wakeup or a stranded head fails there. A search that succeeds returns the protocol
+//! situations ([`SITUATIONS`]) its linearization passed through.
 
 #![allow(dead_code)]
 
@@ -140,6 +150,51 @@ struct Blocked {
     awake: bool,
 }
 
+/// The `Eventual` fairness timer as the model knows it. Under shuttle the implementation's
+/// timer is deterministic (its generator starts from a fixed seed and reads the mocked
+/// clock), so the model can run the same timer and hold the mode to its promises: past the
+/// deadline, a release that finds a parked request its permits satisfy hands over (promise
+/// 29), and only a release that handed something spends the turn (promise 31). Its draws
+/// restate `src/semaphore/timer.rs`'s generator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Timer {
+    /// Not started: the first release that finds `WAITERS` starts it, and hands nothing.
+    Idle,
+    /// The next turn is due once the clock reaches `deadline`; `seed` is the generator's
+    /// state that drew it.
+    Set { deadline: u64, seed: u32 },
+    /// Not known (real threads, loom's unordered clock, or since two releases, or a release
+    /// and a clock advance, ran at the same time and either may have read the timer first):
+    /// a release may hand over or not.
+    Unknown,
+}
+
+/// The timer's first generator state (`src/semaphore/timer.rs`).
+const TIMER_SEED: u32 = 0x9e37_79b9;
+/// The longest fairness interval, in microseconds.
+const FAIR_WINDOW_US: u64 = 1000;
+
+impl Timer {
+    /// The timer after a turn taken (or the timer started) at `now`: the generator stepped
+    /// (xorshift32, 13, 17, 5), the deadline `now` plus its draw modulo the window plus one.
+    fn next(self, now: u64) -> Timer {
+        let seed = match self {
+            Timer::Set { seed, .. } => {
+                let mut x = seed;
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x
+            }
+            _ => TIMER_SEED,
+        };
+        Timer::Set {
+            deadline: now + u64::from(seed) % (FAIR_WINDOW_US + 1),
+            seed,
+        }
+    }
+}
+
 /// The model's state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Spec {
@@ -158,6 +213,8 @@ pub(crate) struct Spec {
     /// do not yet show (the clock orders nothing), so its deadline may have passed for it
     /// before the advance is linearized.
     horizon: Option<u64>,
+    /// The `Eventual` timer (`Unknown` in the other modes, where nothing reads it).
+    timer: Timer,
     /// Calls (by index) whose deadline passed and that have left the park table (removed
     /// from the queue under the bucket lock), not yet returned: they return `TimedOut`, and
     /// under `Fifo` hand what is free to the head first.
@@ -177,7 +234,54 @@ impl Spec {
             done_at_arrival: Vec::new(),
             left: Vec::new(),
             horizon: None,
+            timer: Timer::Unknown,
         }
+    }
+
+    /// Every state a plain `Eventual` release of permits already added to `next` can lead
+    /// to. With the timer known and read alone: while a request is parked the release finds
+    /// `WAITERS` and consults the timer (starting it, or, past its deadline, handing its
+    /// permits over and spending the turn if that unparked anyone); with nobody parked it
+    /// may also take the fast path (`WAITERS` can still be set by a thread about to park, or
+    /// by a wake-up whose clear is under way). Otherwise the handoff is a free choice.
+    fn eventual_release(&self, next: Spec, timer_alone: bool) -> Vec<Spec> {
+        let timer = if timer_alone {
+            self.timer
+        } else {
+            Timer::Unknown
+        };
+        let mut outs = Vec::new();
+        match timer {
+            Timer::Unknown => {
+                let mut plain = next.clone();
+                plain.timer = Timer::Unknown;
+                let mut handed = plain.clone();
+                handed.hand_over(false);
+                if handed != plain {
+                    outs.push(handed);
+                }
+                outs.push(plain);
+                return outs;
+            }
+            Timer::Idle => {
+                let mut started = next.clone();
+                started.timer = Timer::Idle.next(self.clock);
+                outs.push(started);
+            }
+            Timer::Set { deadline, .. } if deadline <= self.clock => {
+                let mut handed = next.clone();
+                handed.hand_over(false);
+                if handed.handed.len() > next.handed.len() {
+                    handed.timer = timer.next(self.clock);
+                }
+                outs.push(handed);
+            }
+            Timer::Set { .. } => outs.push(next.clone()),
+        }
+        if !self.queue.iter().any(|b| !b.awake) && !outs.contains(&next) {
+            outs.push(next);
+        }
+        outs
     }
 
     /// Whether a thread may find the deadline `d` passed.
@@ -325,7 +429,9 @@ impl Spec {
     }
 
     /// Every state the one-event call `call` can lead to.
-    fn step(&self, call: &Call) -> Vec<Spec> {
+    /// `timer_alone`: no other plain release and no clock advance ran beside this call, so
+    /// an `Eventual` release reads the timer and the clock as the model has them.
+    fn step(&self, call: &Call, timer_alone: bool) -> Vec<Spec> {
         let mut next = self.clone();
         match *call {
             Call::Acquire { .. } => unreachable!("acquires have two events"),
@@ -361,15 +467,7 @@ impl Spec {
                         next.hand_over(true);
                         vec![next]
                     }
-                    Fairness::Eventual => {
-                        let mut handed = next.clone();
-                        handed.hand_over(false);
-                        if handed == next {
-                            vec![next]
-                        } else {
-                            vec![next, handed]
-                        }
-                    }
+                    Fairness::Eventual => self.eventual_release(next, timer_alone),
                     _ => vec![next],
                 }
             }
@@ -687,6 +785,9 @@ pub(crate) struct History {
     /// Real time (`start`/`end` ticks) orders calls of different threads; without it only
     /// each thread's program order does (loom: its execution order is not happens-before).
     pub(crate) real_time: bool,
+    /// Whether the `Eventual` timer is the deterministic one the model can run (shuttle:
+    /// fixed seed, the mocked clock, real-time order); elsewhere it is `Timer::Unknown`.
+    pub(crate) exact_timer: bool,
 }
 
 /// Why a history is not linearizable, with the history.
@@ -897,8 +998,21 @@ impl History {
                     .any(|j| j != i && adds(&self.records[j].call) && self.overlap(i, j))
             })
             .collect();
+        // A plain release with no other plain release and no clock advance beside it reads
+        // the fairness timer and the clock as the model has them.
+        let touches_timer =
+            |c: &Call| matches!(c, Call::Release { ok: true, .. } | Call::Advance { .. });
+        let timer_alone = (0..self.records.len())
+            .map(|i| {
+                !(0..self.records.len())
+                    .any(|j| j != i && touches_timer(&self.records[j].call) && self.overlap(i, j))
+            })
+            .collect();
         let mut seen = HashSet::new();
         let mut start = Spec::new(self.permits, self.mode);
+        if self.exact_timer && self.mode == Fairness::Eventual {
+            start.timer = Timer::Idle;
+        }
         if !self.real_time {
             start.horizon = Some(
                 self.records
@@ -916,6 +1030,7 @@ impl History {
             all,
             phases: &phases,
             alone,
+            timer_alone,
         };
         if let Some(reached) = search.dfs(0, start, 0, 0, &mut seen) {
             Ok(reached | self.situations())
@@ -951,6 +1066,8 @@ struct Search<'a> {
     phases: &'a [Phase],
     /// Per record: no other release ran beside it.
     alone: Vec<bool>,
+    /// Per record: no other plain release and no clock advance ran beside it.
+    timer_alone: Vec<bool>,
 }
 
 impl Search<'_> {
@@ -1038,7 +1155,7 @@ impl Search<'_> {
                     if !self.wakes_within_bound(ev.record, &state) {
                         continue;
                     }
-                    state.step(call)
+                    state.step(call, self.timer_alone[ev.record])
                 }
                 Kind::Arrive => state.arrive(ev.record, call),
                 Kind::Complete => state.complete(ev.record, call),
@@ -1089,6 +1206,7 @@ mod known_answers {
             mode,
             records,
             real_time: true,
+            exact_timer: false,
         }
     }
 
