@@ -113,9 +113,10 @@
 //!   with `TooLarge`, never parks: `tests/api.rs`
 //!   `closed_is_checked_first_for_every_acquire_and_every_size`.
 //! - A release wakes, in the order they parked, the waiters whose requests fit the free
-//!   permits, and a request that does not fit does not hold up a smaller one behind it: no
-//!   waiter stays parked while its request fits and no other thread runs (starvation-free
-//!   wake-up): loom `large_head_small_behind`, `woken_out_barged_passes_on`.
+//!   permits, and without [`Fairness::Fifo`] a request that does not fit does not hold up a
+//!   smaller one behind it: no waiter stays parked while its request fits and no other thread
+//!   runs (starvation-free wake-up): loom `large_head_small_behind`,
+//!   `woken_out_barged_passes_on`.
 //! - Under [`Fairness::Fifo`] no thread takes a permit while another is parked (the `try_`
 //!   forms fail then), and requests are served in arrival order, weighted ones included: loom
 //!   `fifo_no_barging`, `fifo_keeps_arrival_order`; a head that times out lets the ones behind

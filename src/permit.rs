@@ -147,10 +147,13 @@ impl<'a> Permit<'a> {
         other.permits = 0;
     }
 
-    /// Returns the permits, handing them to the parked threads they satisfy (in queue order,
-    /// together with permits already free) instead of adding them to the count, whatever the
-    /// semaphore's [`Fairness`](crate::Fairness): no running thread can take them first. With
-    /// nobody parked it is a plain release.
+    /// Returns the permits, handing them to the threads parked when it runs that they
+    /// satisfy (in queue order, together with permits already free) instead of adding them to
+    /// the count, whatever the semaphore's [`Fairness`](crate::Fairness): no running thread
+    /// can take them first. A thread that an earlier release woke and that has not parked
+    /// again is not parked: outside `Fifo` (where every wake-up is a handoff) it competes for
+    /// these permits as after any release, and may lose them to a barger or to
+    /// [`close`](Semaphore::close). With nobody parked it is a plain release.
     ///
     /// # Panics
     ///

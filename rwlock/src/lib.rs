@@ -40,9 +40,11 @@
 //! other modes: under [`Fairness::Barging`] readers that keep overlapping keep the free
 //! permits below `max_readers` and a writer can wait for as long as they do (the tests
 //! `writer_progress_fails_on_barging`, under shuttle and on real threads, show a reader
-//! getting in ahead of a parked writer); [`Fairness::Eventual`] does not bound it either: its
-//! timer hands a release to the first parked request that the released permits satisfy, and a
-//! reader's one permit never satisfies a writer's `max_readers`.
+//! getting in ahead of a parked writer); [`Fairness::Eventual`] does not bound it either: past
+//! its deadline a release is handed, with the permits already free, to the first parked
+//! request they satisfy, and a reader's release satisfies a parked writer's `max_readers`
+//! only when that reader is the last one out (the lock has drained), which overlapping
+//! readers can put off for as long as they keep coming.
 //!
 //! # Memory ordering
 //!
