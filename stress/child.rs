@@ -58,6 +58,9 @@ pub(crate) fn run_scenario(name: &str, build: Build) -> String {
             8,
             PER_THREAD / 4,
         ),
+        // The generated programs against the specification (the `spec` column, not one of
+        // the real-thread scenarios of `SCENARIOS`).
+        "generated_programs" => crate::generated_programs_until_a_failure(build),
         other => panic!("unknown scenario `{other}`; known: {SCENARIOS:?}"),
     }
 }
@@ -128,6 +131,21 @@ impl ChildRun {
 /// The child's own watchdog bounds it; its stall limit is 2 s, long enough that a correct
 /// run never stalls on a loaded machine and short enough that a caught stall costs 2 s.
 pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
+    let run = run_child_unrecorded(scenario, flaw);
+    if flaw != "none" {
+        crate::report::cell(
+            "real",
+            scenario,
+            flaw,
+            run.caught().as_deref(),
+            run.elapsed.as_secs_f64(),
+        );
+    }
+    run
+}
+
+/// As [`run_child`], without a record (the caller writes its own).
+pub(crate) fn run_child_unrecorded(scenario: &str, flaw: &str) -> ChildRun {
     let exe = std::env::current_exe().expect("the test binary knows its own path");
     let start = Instant::now();
     let out = Command::new(exe)
@@ -140,7 +158,7 @@ pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
         .env_remove(crate::report::VAR)
         .output()
         .expect("the test binary can re-execute itself");
-    let run = ChildRun {
+    ChildRun {
         code: out.status.code(),
         output: format!(
             "{}{}",
@@ -148,17 +166,7 @@ pub(crate) fn run_child(scenario: &str, flaw: &str) -> ChildRun {
             String::from_utf8_lossy(&out.stdout)
         ),
         elapsed: start.elapsed(),
-    };
-    if flaw != "none" {
-        crate::report::cell(
-            "real",
-            scenario,
-            flaw,
-            run.caught().as_deref(),
-            run.elapsed.as_secs_f64(),
-        );
     }
-    run
 }
 
 /// The child mechanism itself must not produce failures: the correct semaphore passes in a
