@@ -323,14 +323,16 @@ fn waiter() -> impl Strategy<Value = Vec<Op>> {
     })
 }
 
-/// One step of the queue family's driver: an operation, or a release and a look at what
-/// it left (a handoff leaves nothing in the count; a wake-up leaves the permits there until
-/// the woken thread runs).
+/// One step of the queue family's driver: an operation, a release and a look at what it
+/// left (a handoff leaves nothing in the count; a wake-up leaves the permits there until the
+/// woken thread runs), or a release and `close`.
 fn driver_op() -> impl Strategy<Value = Vec<Op>> {
     prop_oneof![
         5 => driver_one().prop_map(|op| vec![op]),
         2 => (1..=2usize).prop_map(|n| vec![Op::Add(n), Op::Available]),
         1 => (1..=2usize).prop_map(|n| vec![Op::Add(n), Op::Acquire { n: 1, form: Form::Try, owned: false }]),
+        // A release and `close` right after it: a handoff still in flight when it closes.
+        1 => (1..=2usize).prop_map(|n| vec![Op::Add(n), Op::Close]),
     ]
 }
 

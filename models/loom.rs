@@ -834,6 +834,20 @@ fn curated_programs() -> Vec<(&'static str, generated::Program)> {
             ),
         ),
         (
+            // A release that reaches a timed waiter at its deadline, with a waiter behind it
+            // (promise 18: the timed one takes the permit or passes the wake-up on).
+            "a release reaches a timed waiter at its deadline",
+            p(
+                0,
+                Fairness::Barging,
+                vec![
+                    vec![acquire(1, Form::Until(1000))],
+                    vec![acquire(1, Form::Blocking)],
+                    vec![Op::Parked, Op::Advance(1000), Op::Add(1)],
+                ],
+            ),
+        ),
+        (
             // release_fair racing close with a parked waiter.
             "release_fair racing close",
             p(

@@ -195,6 +195,17 @@ impl Timer {
     }
 }
 
+/// What ran beside a call, where that changes what the call may do.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Beside {
+    /// No other plain release and no clock advance: an `Eventual` release reads the timer
+    /// and the clock as the model has them.
+    pub(crate) timer_alone: bool,
+    /// A `close`: a handoff walk checks `CLOSED` at each parked request, so a close that
+    /// lands during the walk stops it after the handoffs already made.
+    pub(crate) close: bool,
+}
+
 /// The model's state.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Spec {
@@ -215,6 +226,9 @@ pub(crate) struct Spec {
     horizon: Option<u64>,
     /// The `Eventual` timer (`Unknown` in the other modes, where nothing reads it).
     timer: Timer,
+    /// A handoff walk was cut short by a `close` that landed during it: the close is the
+    /// next step.
+    pending_close: bool,
     /// Calls (by index) whose deadline passed and that have left the park table (removed
     /// from the queue under the bucket lock), not yet returned: they return `TimedOut`, and
     /// under `Fifo` hand what is free to the head first.
@@ -235,6 +249,7 @@ impl Spec {
             left: Vec::new(),
             horizon: None,
             timer: Timer::Unknown,
+            pending_close: false,
         }
     }
 
@@ -244,8 +259,8 @@ impl Spec {
     /// permits over and spending the turn if that unparked anyone); with nobody parked it
     /// may also take the fast path (`WAITERS` can still be set by a thread about to park, or
     /// by a wake-up whose clear is under way). Otherwise the handoff is a free choice.
-    fn eventual_release(&self, next: Spec, timer_alone: bool) -> Vec<Spec> {
-        let timer = if timer_alone {
+    fn eventual_release(&self, next: Spec, beside: Beside) -> Vec<Spec> {
+        let timer = if beside.timer_alone {
             self.timer
         } else {
             Timer::Unknown
@@ -255,11 +270,12 @@ impl Spec {
             Timer::Unknown => {
                 let mut plain = next.clone();
                 plain.timer = Timer::Unknown;
-                let mut handed = plain.clone();
-                handed.hand_over(false);
-                if handed != plain {
-                    outs.push(handed);
-                }
+                outs.extend(
+                    plain
+                        .hand_overs(false, beside.close)
+                        .into_iter()
+                        .filter(|h| *h != plain),
+                );
                 outs.push(plain);
                 return outs;
             }
@@ -269,12 +285,12 @@ impl Spec {
                 outs.push(started);
             }
             Timer::Set { deadline, .. } if deadline <= self.clock => {
-                let mut handed = next.clone();
-                handed.hand_over(false);
-                if handed.handed.len() > next.handed.len() {
-                    handed.timer = timer.next(self.clock);
+                for mut handed in next.hand_overs(false, beside.close) {
+                    if handed.handed.len() > next.handed.len() {
+                        handed.timer = timer.next(self.clock);
+                    }
+                    outs.push(handed);
                 }
-                outs.push(handed);
             }
             Timer::Set { .. } => outs.push(next.clone()),
         }
@@ -294,27 +310,45 @@ impl Spec {
         self.permits >= n && (self.mode != Fairness::Fifo || self.queue.is_empty())
     }
 
-    /// Hands permits to the parked requests, in the park table's order: under `Fifo` (or
-    /// `fifo`) stopping at the first that does not fit, otherwise passing over it (and over
-    /// the requests whose threads are awake, which are not in the table).
-    fn hand_over(&mut self, fifo: bool) {
-        if self.closed {
-            return;
+    /// Every state handing permits to the parked requests can lead to, in the park table's
+    /// order: under `Fifo` (or `fifo`) stopping at the first that does not fit, otherwise
+    /// passing over it (and over the requests whose threads are awake, which are not in the
+    /// table). The whole walk's state is the last; with `interruptible` (a `close` ran beside
+    /// the call) also the state before each handoff, cut short there, with the close next.
+    fn hand_overs(&self, fifo: bool, interruptible: bool) -> Vec<Spec> {
+        let mut state = self.clone();
+        if state.closed {
+            return vec![state];
         }
+        let mut outs = Vec::new();
         let mut i = 0;
-        while i < self.queue.len() {
-            if self.queue[i].awake {
-                i += 1;
-            } else if self.queue[i].n <= self.permits {
-                let b = self.queue.remove(i);
-                self.permits -= b.n;
-                self.handed.push(b.id);
-            } else if fifo {
-                return;
-            } else {
-                i += 1;
+        loop {
+            if interruptible {
+                let mut cut = state.clone();
+                cut.pending_close = true;
+                outs.push(cut);
             }
+            let mut next = None;
+            while i < state.queue.len() {
+                let b = &state.queue[i];
+                if b.awake {
+                    i += 1;
+                } else if b.n <= state.permits {
+                    next = Some(i);
+                    break;
+                } else if fifo {
+                    break;
+                } else {
+                    i += 1;
+                }
+            }
+            let Some(j) = next else { break };
+            let b = state.queue.remove(j);
+            state.permits -= b.n;
+            state.handed.push(b.id);
         }
+        outs.push(state);
+        outs
     }
 
     /// Every state the arrival of call `id` can lead to.
@@ -379,7 +413,7 @@ impl Spec {
     }
 
     /// Every state the completion of call `id` can lead to.
-    fn complete(&self, id: usize, call: &Call) -> Vec<Spec> {
+    fn complete(&self, id: usize, call: &Call, beside: Beside) -> Vec<Spec> {
         let Call::Acquire { n, result, .. } = *call else {
             unreachable!("only acquires complete")
         };
@@ -394,7 +428,7 @@ impl Spec {
             }
             next.left.remove(i);
             if self.mode == Fifo {
-                next.hand_over(true);
+                return next.hand_overs(true, beside.close);
             }
             return vec![next];
         }
@@ -423,15 +457,14 @@ impl Spec {
             next.permits -= b.n;
         }
         if self.mode == Fifo && i == 0 {
-            next.hand_over(true);
+            return next.hand_overs(true, beside.close);
         }
         vec![next]
     }
 
     /// Every state the one-event call `call` can lead to.
-    /// `timer_alone`: no other plain release and no clock advance ran beside this call, so
-    /// an `Eventual` release reads the timer and the clock as the model has them.
-    fn step(&self, call: &Call, timer_alone: bool) -> Vec<Spec> {
+    /// `beside`: what ran beside it.
+    fn step(&self, call: &Call, beside: Beside) -> Vec<Spec> {
         let mut next = self.clone();
         match *call {
             Call::Acquire { .. } => unreachable!("acquires have two events"),
@@ -463,11 +496,8 @@ impl Spec {
                 }
                 next.permits += n;
                 match self.mode {
-                    Fifo => {
-                        next.hand_over(true);
-                        vec![next]
-                    }
-                    Fairness::Eventual => self.eventual_release(next, timer_alone),
+                    Fifo => next.hand_overs(true, beside.close),
+                    Fairness::Eventual => self.eventual_release(next, beside),
                     _ => vec![next],
                 }
             }
@@ -476,8 +506,7 @@ impl Spec {
                     return Vec::new();
                 }
                 next.permits += n;
-                next.hand_over(self.mode == Fifo);
-                vec![next]
+                next.hand_overs(self.mode == Fifo, beside.close)
             }
             Call::Forget { asked, taken } => {
                 if taken != asked.min(self.permits) {
@@ -488,10 +517,7 @@ impl Spec {
             }
             Call::Close => {
                 next.closed = true;
-                // `close` unparks every parked thread.
-                for b in &mut next.queue {
-                    b.awake = true;
-                }
+                next.pending_close = false;
                 vec![next]
             }
             Call::Available { seen } => {
@@ -558,23 +584,23 @@ impl Spec {
             .collect()
     }
 
-    /// Every state one thread's wake-up or return to the table leads to, without `Fifo`
-    /// (where every wake-up is a handoff, `close` or a timeout): a parked request whose size
-    /// the free permits cover may be unparked (by a release's wake-up, or by a woken thread
+    /// Every state one thread's wake-up or return to the table leads to: without `Fifo`
+    /// (where every other wake-up is a handoff or a timeout) a parked request whose size the
+    /// free permits cover may be unparked (by a release's wake-up, or by a woken thread
     /// passing one on), and an awake request they do not cover parks again, at the back of
-    /// the table (its `validate`: open, fewer permits than it asks for).
+    /// the table (its `validate`: open, fewer permits than it asks for); once closed, every
+    /// parked request may be unparked (`close` sets `CLOSED` first and unparks everyone
+    /// after, under the bucket lock).
     fn wake_moves(&self) -> Vec<Spec> {
-        if self.mode == Fifo || self.closed {
-            return Vec::new();
-        }
+        let barging = self.mode != Fifo && !self.closed;
         let mut moves = Vec::new();
         for i in 0..self.queue.len() {
             let b = &self.queue[i];
-            if !b.awake && b.n <= self.permits {
+            if !b.awake && (self.closed || (barging && b.n <= self.permits)) {
                 let mut next = self.clone();
                 next.queue[i].awake = true;
                 moves.push(next);
-            } else if b.awake && b.n > self.permits {
+            } else if b.awake && barging && b.n > self.permits {
                 let mut next = self.clone();
                 let mut b = next.queue.remove(i);
                 b.awake = false;
@@ -589,6 +615,7 @@ impl Spec {
     /// `waiting` (call indices): the state a quiescent run must be in.
     fn stuck_with(&self, waiting: &[usize]) -> bool {
         if !self.handed.is_empty()
+            || self.pending_close
             || !self.left.is_empty()
             || (self.closed && !self.queue.is_empty())
         {
@@ -1002,10 +1029,18 @@ impl History {
         // the fairness timer and the clock as the model has them.
         let touches_timer =
             |c: &Call| matches!(c, Call::Release { ok: true, .. } | Call::Advance { .. });
-        let timer_alone = (0..self.records.len())
+        let timer_alone: Vec<bool> = (0..self.records.len())
             .map(|i| {
                 !(0..self.records.len())
                     .any(|j| j != i && touches_timer(&self.records[j].call) && self.overlap(i, j))
+            })
+            .collect();
+        let beside = (0..self.records.len())
+            .map(|i| Beside {
+                timer_alone: timer_alone[i],
+                close: (0..self.records.len()).any(|j| {
+                    j != i && matches!(self.records[j].call, Call::Close) && self.overlap(i, j)
+                }),
             })
             .collect();
         let mut seen = HashSet::new();
@@ -1030,7 +1065,7 @@ impl History {
             all,
             phases: &phases,
             alone,
-            timer_alone,
+            beside,
         };
         if let Some(reached) = search.dfs(0, start, 0, 0, &mut seen) {
             Ok(reached | self.situations())
@@ -1066,8 +1101,8 @@ struct Search<'a> {
     phases: &'a [Phase],
     /// Per record: no other release ran beside it.
     alone: Vec<bool>,
-    /// Per record: no other plain release and no clock advance ran beside it.
-    timer_alone: Vec<bool>,
+    /// Per record: what ran beside it.
+    beside: Vec<Beside>,
 }
 
 impl Search<'_> {
@@ -1132,7 +1167,16 @@ impl Search<'_> {
         if !seen.insert((done, state.clone(), phase)) {
             return None;
         }
-        for s in state.leave_moves().into_iter().chain(state.wake_moves()) {
+        let moves = if state.pending_close {
+            Vec::new()
+        } else {
+            state
+                .leave_moves()
+                .into_iter()
+                .chain(state.wake_moves())
+                .collect()
+        };
+        for s in moves {
             if let Some(all) = self.dfs(done, s, phase, reached, seen) {
                 return Some(all);
             }
@@ -1150,15 +1194,18 @@ impl Search<'_> {
             }
             let ev = self.events[e];
             let call = &self.history.records[ev.record].call;
+            if state.pending_close && !matches!(call, Call::Close) {
+                continue;
+            }
             let next = match ev.kind {
                 Kind::Single => {
                     if !self.wakes_within_bound(ev.record, &state) {
                         continue;
                     }
-                    state.step(call, self.timer_alone[ev.record])
+                    state.step(call, self.beside[ev.record])
                 }
                 Kind::Arrive => state.arrive(ev.record, call),
-                Kind::Complete => state.complete(ev.record, call),
+                Kind::Complete => state.complete(ev.record, call, self.beside[ev.record]),
             };
             for s in next {
                 let more = situations_of_step(&state, ev.record, call, ev.kind, &s);
@@ -1723,9 +1770,22 @@ mod known_answers {
                         .arrive(id, &call)
                         .into_iter()
                         .find(|s| s.done_at_arrival.contains(&id))
-                        .and_then(|s| s.complete(id, &call).into_iter().next())
+                        .and_then(|s| {
+                            s.complete(id, &call, super::Beside::default())
+                                .into_iter()
+                                .next()
+                        })
                 } else {
-                    state.step(&call, true).into_iter().next()
+                    state
+                        .step(
+                            &call,
+                            super::Beside {
+                                timer_alone: true,
+                                close: false,
+                            },
+                        )
+                        .into_iter()
+                        .next()
                 };
                 after.map(|s| (call, s))
             });
