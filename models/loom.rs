@@ -780,16 +780,18 @@ fn curated_programs() -> Vec<(&'static str, generated::Program)> {
             ),
         ),
         (
-            // Two holders of one permit each; the request of both is handed one of them
-            // from the count and the other from the release (promise 26: hand_to's Acquire).
-            "a Fifo head handed permits from the count",
+            // A holder returns its permit to the count with nobody parked; then a request of
+            // two parks and another thread's add hands it both, the one from the count taken
+            // by the add's handoff, which never synchronized with that holder (promise 26:
+            // hand_to's Acquire orders the holder's writes before the woken thread's reads).
+            "a Fifo head handed a permit from the count",
             p(
-                2,
+                1,
                 Fairness::Fifo,
                 vec![
                     vec![acquire(1, Form::Blocking), Op::Touch, Op::Drop],
-                    vec![acquire(1, Form::Blocking), Op::Touch, Op::Drop],
                     vec![acquire(2, Form::Blocking), Op::Touch],
+                    vec![Op::Add(1)],
                 ],
             ),
         ),
