@@ -35,7 +35,9 @@
 //! - FIFO queues keyed by address, **one bucket per key**, each under a lock of its own: no two
 //!   keys collide, so table operations on different keys run in parallel and are not ordered
 //!   by the table, as in the real crate for keys that hash apart (`unpark_requeue` locks both
-//!   of its keys, in key order, as the real crate locks two buckets in address order);
+//!   of its keys in the order the execution first used them, a total order as arbitrary as
+//!   the real crate's bucket-index order, and, unlike the keys' addresses, the same in every
+//!   execution of a model that follows the same schedule, as loom's replay needs);
 //! - `validate`, `timed_out`, the unpark callbacks, the filter and `unpark_requeue`'s
 //!   `validate` run under the key's bucket lock, as the real crate runs them;
 //! - `UnparkResult` computed as the real crate computes it: `have_more_threads` counts threads

@@ -74,7 +74,8 @@ struct Clock {
 /// scheduling point). Only the buckets' locks and the parkers' words are the checker's.
 #[derive(Debug, Default)]
 struct State {
-    buckets: HashMap<usize, BucketLock>,
+    /// Each key's bucket, with the order in which the execution first used the key.
+    buckets: HashMap<usize, (usize, BucketLock)>,
     clock: Option<Clock>,
     /// The deadlines of the threads queued on each key, as of the last operation on it: for
     /// [`parked_untracked`].
@@ -242,9 +243,23 @@ fn state<R>(f: impl FnOnce(&mut State) -> R) -> R {
     STATE.with(|s| f(&mut s.borrow_mut()))
 }
 
-/// The lock of `key`'s bucket, created on first use.
-fn bucket(key: usize) -> BucketLock {
-    state(|s| Rc::clone(s.buckets.entry(key).or_default()))
+/// The lock of `key`'s bucket, created on first use, and its rank: how many keys the
+/// execution used before this one. Two buckets are locked in rank order. The real crate locks
+/// them in bucket-index order, an order as arbitrary (a hash of the addresses); ordering by
+/// the addresses themselves would not do here: they change from one execution of a model to
+/// the next (the allocator reuses what earlier executions freed), loom replays each
+/// execution's schedule up to its last branch, and an order that flips between two
+/// executions breaks that replay ("Reached unexpected exploration state"). First use is the
+/// same in every execution that follows the same schedule.
+fn bucket(key: usize) -> (usize, BucketLock) {
+    state(|s| {
+        let rank = s.buckets.len();
+        let (rank, lock) = s
+            .buckets
+            .entry(key)
+            .or_insert_with(|| (rank, Rc::default()));
+        (*rank, Rc::clone(lock))
+    })
 }
 
 thread_local! {
@@ -305,8 +320,8 @@ impl Drop for Holding {
     }
 }
 
-/// Runs `f` on the buckets of `keys` (one key, or `unpark_requeue`'s two, locked in key
-/// order as the real crate locks two buckets in address order), first checking that this
+/// Runs `f` on the buckets of `keys` (one key, or `unpark_requeue`'s two, locked in rank
+/// order, see [`bucket`], as the real crate locks two buckets in index order), first checking that this
 /// call does not break the contract ([`check_not_in_callback`]). `f` gets the first key's
 /// bucket and, for two different keys, the second's.
 fn with_buckets<R>(
@@ -332,17 +347,17 @@ fn with_buckets<R>(
         .then(|| state(|s| Rc::clone(s.one_lock.get_or_insert_with(Rc::default))));
     let _one = one_lock.as_deref().map(lock);
     let second = second.filter(|&k| k != first);
-    let (a, b) = (bucket(first), second.map(bucket));
-    let mut guards = match (&b, second) {
-        (Some(b), Some(k)) if k < first => {
+    let ((first_rank, a), b) = (bucket(first), second.map(bucket));
+    let mut guards = match &b {
+        Some((rank, b)) if *rank < first_rank => {
             let gb = lock(b);
             (lock(&a), Some(gb))
         }
-        (Some(b), _) => {
+        Some((_, b)) => {
             let ga = lock(&a);
             (ga, Some(lock(b)))
         }
-        _ => (lock(&a), None),
+        None => (lock(&a), None),
     };
     state(|s| s.busy += 1);
     let holding = Holding::enter();
@@ -971,8 +986,8 @@ pub fn elapsed() -> Duration {
 }
 
 /// Moves the mocked clock forward by `by`, and wakes each parked thread whose deadline has
-/// now passed, so that it times out (unless an unpark reaches it first). It locks, in key
-/// order, the bucket of each key with such a thread, and wakes it there through the
+/// now passed, so that it times out (unless an unpark reaches it first). It locks, in the
+/// order the execution first used the keys, the bucket of each key with such a thread, and wakes it there through the
 /// checker's `unpark`: the one place where the model orders more than the real crate does
 /// (time passing orders nothing there; see the crate docs). It may not be called from a
 /// park-table callback.
@@ -995,7 +1010,8 @@ pub fn advance_clock(by: Duration) {
         // The timed threads poll the clock themselves; nothing the checker sees happens here.
         return;
     }
-    due.sort_unstable();
+    // In rank order, the same in every execution (see `bucket`), not in address order.
+    due.sort_unstable_by_key(|&key| bucket(key).0);
     due.dedup();
     for key in due {
         with_bucket("advance_clock", key, |bucket| {
