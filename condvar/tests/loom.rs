@@ -20,7 +20,9 @@
 #![cfg(feature = "loom")]
 
 use watchdog::report;
+mod generated;
 mod scenarios;
+mod spec;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -424,7 +426,11 @@ mod catches {
                 .unwrap_or_else(|| panic!("unknown flaw `{flaw}`"));
             Build::flawed(*flaw)
         };
-        explore(find(&model), build);
+        if model == "generated_programs" {
+            super::against_the_spec::explore(build);
+        } else {
+            explore(find(&model), build);
+        }
         println!("child passed");
     }
 
@@ -534,10 +540,166 @@ mod catches {
         );
     }
 
+    /// The generated programs catch every flaw on their own: the requeued waiters' deadlock,
+    /// the lost notification and the timeout after a requeue in the log, the unordered
+    /// holder in the log's cell. A lost notification shows either way, whichever execution
+    /// comes first: as a deadlock (the closing `notify_all` found the waiter not yet queued)
+    /// or in the log.
+    #[test]
+    fn generated_programs_catch_the_flaws() {
+        for (flaw, expected) in [
+            ("RequeueWithoutParkedBit", &["deadlock"][..]),
+            ("UnlockBeforePark", &["deadlock", "specification"]),
+            ("TimeoutIgnoresRequeue", &["specification"]),
+            ("RelaxedUnlock", &["Causality violation"]),
+        ] {
+            let (caught, output, secs) = run("generated_programs", flaw, expected[0]);
+            let caught = caught.map(|c| {
+                expected
+                    .iter()
+                    .find(|e| output.contains(*e))
+                    .map_or(c, |e| e.to_string())
+            });
+            report::cell(
+                "loom",
+                "condvar generated programs",
+                &format!("condvar {flaw}"),
+                caught.as_deref(),
+                secs,
+            );
+            let caught = caught.unwrap_or_else(|| {
+                panic!("{flaw} was not caught by loom's generated programs:\n{output}")
+            });
+            assert!(
+                expected.contains(&caught.as_str()),
+                "{flaw} in loom's generated programs ended in the wrong failure:\n{output}"
+            );
+            println!("caught {flaw} by loom's generated programs: {caught}, {secs:.2} s");
+        }
+    }
+
     /// The next holder reads the counter without being ordered after the previous holder's
     /// write.
     #[test]
     fn catches_relaxed_unlock() {
         assert_caught("mutual_exclusion", "RelaxedUnlock", "Causality violation");
+    }
+}
+
+/// Generated programs against the condition variable's specification (`generated.rs`,
+/// `spec.rs`), every interleaving of each within a preemption bound.
+mod against_the_spec {
+    use std::sync::Mutex as StdMutex;
+    use std::time::Instant;
+
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestRunner};
+
+    use super::generated::{Coverage, Program, any_program, program_seed, run_and_check};
+    use super::spec::SITUATIONS;
+    use super::{Build, Settings, report, with_settings};
+
+    /// Programs per run: 40 of two or three threads (the main thread only joins them), about
+    /// 5 s here.
+    pub(super) const PROGRAMS: usize = 40;
+
+    /// A program's preemption bound: 2 for two threads, 1 for three (each thread more
+    /// multiplies the executions), or `PARKSEMA_LOOM_BOUND` where larger (the nightly's
+    /// deeper run).
+    fn bound(program: &Program) -> usize {
+        let own = if program.threads.len() <= 2 { 2 } else { 1 };
+        std::env::var("PARKSEMA_LOOM_BOUND")
+            .ok()
+            .and_then(|b| b.parse::<usize>().ok())
+            .map_or(own, |d| d.max(own))
+    }
+
+    /// The first `PROGRAMS` programs the seed draws.
+    pub(super) fn programs() -> Vec<Program> {
+        let mut runner = TestRunner::new(ProptestConfig {
+            rng_seed: RngSeed::Fixed(program_seed()),
+            ..ProptestConfig::default()
+        });
+        let strategy = any_program(3);
+        (0..PROGRAMS)
+            .map(|_| {
+                strategy
+                    .new_tree(&mut runner)
+                    .expect("the strategy always draws")
+                    .current()
+            })
+            .collect()
+    }
+
+    /// Explores every program against `build`; returns the executions, the seconds and
+    /// what they reached. A failure panics (loom prints the interleaving), naming the
+    /// program and the seed.
+    pub(super) fn explore(build: Build) -> (usize, f64, Coverage) {
+        let coverage = std::sync::Arc::new(StdMutex::new(Coverage::default()));
+        let start = Instant::now();
+        let mut settings = Settings::default();
+        // No spin before parking: the mutex's spin branch is `mutual_exclusion`'s, and each
+        // spin multiplies the executions.
+        settings.spins = 0;
+        let only: Option<usize> = std::env::var("CONDVAR_SPEC_ONLY")
+            .ok()
+            .and_then(|v| v.parse().ok());
+        for (i, program) in programs().into_iter().enumerate() {
+            if only.is_some_and(|o| o != i) {
+                continue;
+            }
+            println!(
+                "loom generated program {i} (PROPTEST_RNG_SEED={}): {program:?}",
+                program_seed()
+            );
+            let mut builder = loom::model::Builder::new();
+            builder.preemption_bound = Some(bound(&program));
+            let sink = std::sync::Arc::clone(&coverage);
+            let before = (coverage.lock().unwrap().runs, Instant::now());
+            with_settings(settings, || {
+                builder.check(move || {
+                    let reached = run_and_check(&program, build);
+                    sink.lock().unwrap().add(reached);
+                })
+            });
+            println!(
+                "  {} executions, {:.2} s",
+                coverage.lock().unwrap().runs - before.0,
+                before.1.elapsed().as_secs_f64()
+            );
+        }
+        let coverage = coverage.lock().unwrap().clone();
+        (
+            coverage.runs as usize,
+            start.elapsed().as_secs_f64(),
+            coverage,
+        )
+    }
+
+    /// The situations loom's programs must reach at the CI bounds: all of them.
+    const REQUIRED: u32 = (1 << SITUATIONS.len()) - 1;
+
+    #[test]
+    fn generated_programs_match_the_specification() {
+        let (executions, secs, coverage) = explore(Build::CORRECT);
+        println!(
+            "loom: {PROGRAMS} generated programs, {executions} executions in {secs:.1} s\n{}",
+            coverage.table()
+        );
+        report::check(
+            "loom",
+            "condvar generated programs",
+            executions as u64,
+            "executions",
+            &format!(
+                "{PROGRAMS} programs of 2 or 3 threads, preemption bound 2 or 1 ({}), \
+                 PROPTEST_RNG_SEED={}",
+                std::env::var("PARKSEMA_LOOM_BOUND")
+                    .map_or("CI".to_string(), |b| format!("at least {b}")),
+                program_seed()
+            ),
+            secs,
+        );
+        coverage.report_and_require("loom", "condvar generated programs", REQUIRED);
     }
 }

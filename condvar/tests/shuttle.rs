@@ -18,7 +18,9 @@
 #![cfg(feature = "shuttle")]
 
 use watchdog::report;
+mod generated;
 mod scenarios;
+mod spec;
 
 use std::time::{Duration, Instant};
 
@@ -362,6 +364,179 @@ mod catches {
             Flaw::RelaxedUnlock,
             false,
             None,
+        );
+    }
+}
+
+/// Generated programs against the condition variable's specification (`generated.rs`,
+/// `spec.rs`).
+mod against_the_spec {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
+
+    use super::generated::{Coverage, any_program, program_seed, run_and_check};
+    use super::spec::SITUATIONS;
+    use super::{Build, report};
+
+    /// Programs per run: 1 000 (× 50 random schedules each), or
+    /// `PARKSEMA_SPEC_PROGRAMS`. About 10 s on the 2-core development machine.
+    fn programs() -> u32 {
+        std::env::var("PARKSEMA_SPEC_PROGRAMS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1000)
+    }
+
+    /// Schedules per program; `SHUTTLE_ITERATIONS` scales it.
+    const SCHEDULES: usize = 50;
+
+    /// Up to four threads: three waiters and a driver.
+    const WORKERS: usize = 4;
+
+    /// The schedules' seed: `SHUTTLE_RANDOM_SEED`, else a fixed one.
+    fn schedule_seed() -> u64 {
+        std::env::var("SHUTTLE_RANDOM_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0x5EED_0006)
+    }
+
+    /// The seeds, as a failure or the report states them: enough to replay the run.
+    fn seeds() -> String {
+        format!(
+            "PROPTEST_RNG_SEED={} SHUTTLE_RANDOM_SEED={}",
+            program_seed(),
+            schedule_seed()
+        )
+    }
+
+    /// The text of a panic's payload.
+    fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    }
+
+    /// Runs the first `cases` generated programs against `build` until one fails; returns
+    /// the failure, the time to it and what the runs reached. `shrink`: whether proptest
+    /// shrinks a failing program (the correct primitives' run does; a catch needs only the
+    /// first failure).
+    fn first_catch(build: Build, shrink: bool, cases: u32) -> (Option<String>, f64, Coverage) {
+        let start = std::time::Instant::now();
+        let coverage = Rc::new(RefCell::new(Coverage::default()));
+        let mut runner = TestRunner::new(ProptestConfig {
+            cases,
+            failure_persistence: None,
+            max_shrink_iters: if shrink { 1024 } else { 0 },
+            rng_seed: RngSeed::Fixed(program_seed()),
+            ..ProptestConfig::default()
+        });
+        let seed = schedule_seed();
+        let result = runner.run(&any_program(WORKERS), |p| {
+            let q = p.clone();
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sink = std::sync::Arc::clone(&seen);
+            let outcome = std::panic::catch_unwind(move || {
+                shuttle::check_random_with_seed(
+                    move || {
+                        let reached = run_and_check(&q, build);
+                        sink.lock().unwrap().push(reached);
+                    },
+                    seed,
+                    super::iterations(SCHEDULES),
+                );
+            });
+            for reached in seen.lock().unwrap().drain(..) {
+                coverage.borrow_mut().add(reached);
+            }
+            outcome.map_err(|payload| TestCaseError::fail(panic_text(&*payload)))
+        });
+        let found = result.err().map(|e| match e {
+            proptest::test_runner::TestError::Fail(reason, program) => {
+                format!("{} in {program:?} ({})", reason.message(), seeds())
+            }
+            other => other.to_string(),
+        });
+        let coverage = coverage.borrow().clone();
+        (found, start.elapsed().as_secs_f64(), coverage)
+    }
+
+    /// The situations the CI budget must reach under shuttle: all of them.
+    const REQUIRED: u32 = (1 << SITUATIONS.len()) - 1;
+
+    #[test]
+    fn generated_programs_match_the_specification() {
+        let (found, secs, coverage) = first_catch(Build::CORRECT, true, programs());
+        let runs = f64::from(programs()) * super::iterations(SCHEDULES) as f64;
+        println!(
+            "condvar spec: {} programs x {} schedules in {secs:.1} s ({:.0} runs/s), {}\n{}",
+            programs(),
+            super::iterations(SCHEDULES),
+            runs / secs,
+            seeds(),
+            coverage.table()
+        );
+        report::check(
+            "shuttle",
+            "condvar generated programs",
+            u64::from(programs()),
+            "programs",
+            &format!(
+                "{} random schedules each, {}",
+                super::iterations(SCHEDULES),
+                seeds()
+            ),
+            secs,
+        );
+        assert_eq!(
+            found, None,
+            "the correct primitives failed a generated program"
+        );
+        coverage.report_and_require("shuttle", "condvar generated programs", REQUIRED);
+    }
+
+    /// Each flaw shuttle can see is caught by the generated programs (`RelaxedUnlock` cannot
+    /// be: shuttle runs every atomic as SeqCst; the first 100 programs must pass against it).
+    #[cfg(feature = "broken_condvar")]
+    #[test]
+    fn generated_programs_catch_the_flaws() {
+        use parksema_condvar::Flaw;
+        for (name, flaw) in [
+            ("RequeueWithoutParkedBit", Flaw::RequeueWithoutParkedBit),
+            ("UnlockBeforePark", Flaw::UnlockBeforePark),
+            ("TimeoutIgnoresRequeue", Flaw::TimeoutIgnoresRequeue),
+        ] {
+            let (found, secs, _) = first_catch(Build::flawed(flaw), false, programs());
+            let short = found
+                .as_deref()
+                .map(|m| m.chars().take(80).collect::<String>());
+            report::cell(
+                "shuttle",
+                "condvar generated programs",
+                &format!("condvar {name}"),
+                short.as_deref(),
+                secs,
+            );
+            let found = found.unwrap_or_else(|| {
+                panic!("{name} was not caught by {} generated programs", programs())
+            });
+            println!("caught {name} in {secs:.2} s: {found}");
+        }
+        let (found, secs, _) = first_catch(Build::flawed(Flaw::RelaxedUnlock), false, 100);
+        report::cell(
+            "shuttle",
+            "condvar generated programs",
+            "condvar RelaxedUnlock",
+            found.as_deref(),
+            secs,
+        );
+        assert_eq!(
+            found, None,
+            "shuttle's generated programs caught RelaxedUnlock"
         );
     }
 }

@@ -18,7 +18,9 @@
 #![cfg(not(any(feature = "loom", feature = "shuttle")))]
 
 use watchdog::report;
+mod generated;
 mod scenarios;
+mod spec;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -126,7 +128,69 @@ const SCENARIOS: &[Scenario] = &[
             Outcomes::default()
         },
     },
+    // 400 generated programs of up to four threads against the specification
+    // (`generated.rs`): about 2 s.
+    Scenario {
+        name: "generated_programs",
+        check: "condvar generated programs",
+        detail: "400 generated programs of up to 4 threads, checked against the specification",
+        operations: GENERATED_PROGRAMS as u64,
+        threads: 1,
+        body: run_generated_programs,
+    },
 ];
+
+/// Generated programs per real-thread run (each spawns its threads and sleeps out its clock
+/// advances, 5 ms at most each: about 5 ms a program here).
+const GENERATED_PROGRAMS: u32 = 400;
+
+/// What the generated programs' logs reached, for the coverage records.
+static REACHED: std::sync::Mutex<Option<generated::Coverage>> = std::sync::Mutex::new(None);
+
+/// Runs the generated programs against `build` (the first failure panics with its log, its
+/// program and the seed), reporting each program as progress; the correct primitives must
+/// never stall here.
+fn run_generated_programs(build: Build, progress: Progress) -> Outcomes {
+    use proptest::test_runner::{Config, RngSeed, TestRunner};
+    let mut runner = TestRunner::new(Config {
+        cases: GENERATED_PROGRAMS,
+        failure_persistence: None,
+        // Real threads do not replay a schedule, so a smaller program would not fail the
+        // same way: the failure is reported as it came.
+        max_shrink_iters: 0,
+        rng_seed: RngSeed::Fixed(generated::program_seed()),
+        ..Config::default()
+    });
+    let coverage = std::cell::RefCell::new(generated::Coverage::default());
+    let outcomes = std::cell::RefCell::new(Outcomes::default());
+    let result = runner.run(&generated::any_program(4), |program| {
+        let log = generated::run(&program, build);
+        let reached = match spec::check(&log) {
+            Ok(reached) => reached,
+            Err(v) => panic!(
+                "condition variable specification: {}\nprogram: {program:?}",
+                v.0
+            ),
+        };
+        for l in &log {
+            if let spec::Entry::End { timed_out, .. } = l.entry {
+                if timed_out {
+                    outcomes.borrow_mut().timed_out += 1;
+                } else {
+                    outcomes.borrow_mut().notified += 1;
+                }
+            }
+        }
+        coverage.borrow_mut().add(reached);
+        progress(0, "program");
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e} (PROPTEST_RNG_SEED={})", generated::program_seed());
+    }
+    *REACHED.lock().unwrap() = Some(coverage.into_inner());
+    outcomes.into_inner()
+}
 
 /// Arms the watchdog for a test outside the scenarios that can block (it joins a waiter, or
 /// waits for one to park): if the waiter is never woken, the process ends with the watchdog's
@@ -216,6 +280,20 @@ fn timed_wait_requeued_past_deadline() {
 #[test]
 fn bounded_buffer() {
     check("bounded_buffer");
+}
+
+/// The generated programs on real threads, their coverage reported (not required: some of
+/// the situations are windows of microseconds here).
+#[test]
+fn generated_programs() {
+    check("generated_programs");
+    let coverage = REACHED
+        .lock()
+        .unwrap()
+        .take()
+        .expect("the run records its coverage");
+    println!("{}", coverage.table());
+    coverage.report_and_require("real", "condvar generated programs", 0);
 }
 
 /// A condition variable used with two mutexes at once panics with a clear message (and the
@@ -507,6 +585,31 @@ mod catches {
     #[test]
     fn catches_unlock_before_park() {
         assert_caught("ping_pong", "UnlockBeforePark", 5, "stall");
+    }
+
+    /// The generated programs catch each flaw real threads can show, on their own: the
+    /// first program whose log the specification cannot explain (or whose requeued waiters
+    /// never wake: the watchdog's stall) ends the child. Tries: up to 3 children of 400
+    /// programs each for the flaws that need a race to land.
+    #[test]
+    fn generated_programs_catch_the_flaws() {
+        for (flaw, expected) in [
+            ("RequeueWithoutParkedBit", "stall"),
+            ("UnlockBeforePark", "specification"),
+            ("TimeoutIgnoresRequeue", "specification"),
+        ] {
+            let (child, attempt, secs) = catch("generated_programs", flaw, 3, expected);
+            let caught = child.caught().unwrap_or_else(|| {
+                panic!(
+                    "{flaw} was not caught by the generated programs on real threads in 3 \
+                     tries:\n{}",
+                    child.output
+                )
+            });
+            println!(
+                "caught {flaw} by real generated programs: {caught}, try {attempt}, {secs:.2} s"
+            );
+        }
     }
 
     /// x86-64 makes every locked read-modify-write a full barrier, so the weakened unlock
