@@ -14,6 +14,7 @@
 #![cfg(feature = "shuttle")]
 
 use watchdog::report;
+mod generated;
 #[path = "scenarios.rs"]
 mod scenarios;
 
@@ -242,5 +243,151 @@ fn catches_writer_short() {
                 scenarios::exclusion(lock, 3, 2, 3, |_| ());
             },
         );
+    }
+}
+
+/// Generated programs against the lock's specification (`generated.rs`).
+mod against_the_spec {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use proptest::test_runner::{Config as ProptestConfig, RngSeed, TestCaseError, TestRunner};
+
+    use super::generated::{Coverage, any_program, program_seed, run};
+    use super::{Build, report};
+
+    /// Programs per run: 1 000 (× 50 random schedules each), or `PARKSEMA_SPEC_PROGRAMS`.
+    fn programs() -> u32 {
+        std::env::var("PARKSEMA_SPEC_PROGRAMS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(1000)
+    }
+
+    /// Schedules per program; `SHUTTLE_ITERATIONS` scales it.
+    const SCHEDULES: usize = 50;
+
+    /// The schedules' seed: `SHUTTLE_RANDOM_SEED`, else a fixed one.
+    fn schedule_seed() -> u64 {
+        std::env::var("SHUTTLE_RANDOM_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0x5EED_0008)
+    }
+
+    /// The seeds, as a failure or the report states them: enough to replay the run.
+    fn seeds() -> String {
+        format!(
+            "PROPTEST_RNG_SEED={} SHUTTLE_RANDOM_SEED={}",
+            program_seed(),
+            schedule_seed()
+        )
+    }
+
+    /// The text of a panic's payload.
+    fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default()
+    }
+
+    /// Runs the first `cases` generated programs (up to 4 threads) against `build` until one
+    /// fails; returns the failure, the time to it and what the runs reached. `shrink`:
+    /// whether proptest shrinks a failing program (the correct lock's run does).
+    fn first_catch(build: Build, shrink: bool, cases: u32) -> (Option<String>, f64, Coverage) {
+        let start = std::time::Instant::now();
+        let coverage = Rc::new(RefCell::new(Coverage::default()));
+        let mut runner = TestRunner::new(ProptestConfig {
+            cases,
+            failure_persistence: None,
+            max_shrink_iters: if shrink { 1024 } else { 0 },
+            rng_seed: RngSeed::Fixed(program_seed()),
+            ..ProptestConfig::default()
+        });
+        let seed = schedule_seed();
+        let result = runner.run(&any_program(4, 5), |p| {
+            let q = p.clone();
+            let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let sink = std::sync::Arc::clone(&seen);
+            let outcome = std::panic::catch_unwind(move || {
+                shuttle::check_random_with_seed(
+                    move || {
+                        let reached = run(&q, build, true);
+                        sink.lock().unwrap().push(reached);
+                    },
+                    seed,
+                    super::iterations(SCHEDULES),
+                );
+            });
+            for reached in seen.lock().unwrap().drain(..) {
+                coverage.borrow_mut().add(reached);
+            }
+            outcome.map_err(|payload| TestCaseError::fail(panic_text(&*payload)))
+        });
+        let found = result.err().map(|e| match e {
+            proptest::test_runner::TestError::Fail(reason, program) => {
+                format!("{} in {program:?} ({})", reason.message(), seeds())
+            }
+            other => other.to_string(),
+        });
+        let coverage = coverage.borrow().clone();
+        (found, start.elapsed().as_secs_f64(), coverage)
+    }
+
+    #[test]
+    fn generated_programs_match_the_specification() {
+        let (found, secs, coverage) = first_catch(Build::CORRECT, true, programs());
+        println!(
+            "rwlock spec: {} programs x {} schedules in {secs:.1} s, {}\n{}",
+            programs(),
+            super::iterations(SCHEDULES),
+            seeds(),
+            coverage.table()
+        );
+        report::check(
+            "shuttle",
+            "rwlock generated programs",
+            u64::from(programs()),
+            "programs",
+            &format!(
+                "{} random schedules each, {}",
+                super::iterations(SCHEDULES),
+                seeds()
+            ),
+            secs,
+        );
+        assert_eq!(found, None, "the correct lock failed a generated program");
+        // Every one of the reported situations.
+        coverage.report_and_require("shuttle", "rwlock generated programs", 10);
+    }
+
+    /// The writer that takes one permit too few is caught by the generated programs.
+    #[cfg(feature = "broken_rwlock")]
+    #[test]
+    fn generated_programs_catch_writer_short() {
+        let (found, secs, _) = first_catch(
+            Build::flawed(parksema_rwlock::Flaw::WriterShort),
+            false,
+            programs(),
+        );
+        let short = found
+            .as_deref()
+            .map(|m| m.chars().take(80).collect::<String>());
+        report::cell(
+            "shuttle",
+            "rwlock generated programs",
+            "rwlock WriterShort",
+            short.as_deref(),
+            secs,
+        );
+        let found = found.unwrap_or_else(|| {
+            panic!(
+                "WriterShort was not caught by {} generated programs",
+                programs()
+            )
+        });
+        println!("caught WriterShort in {secs:.2} s: {found}");
     }
 }

@@ -746,6 +746,29 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
     ] {
         add(flaw, build, check, Catch);
     }
+    // The condition variable's generated programs against its specification
+    // (`condvar/tests/generated.rs`), each build on its own.
+    for flaw in [
+        "condvar RequeueWithoutParkedBit",
+        "condvar UnlockBeforePark",
+        "condvar TimeoutIgnoresRequeue",
+    ] {
+        for build in ["real", "loom", "shuttle"] {
+            add(flaw, build, "condvar generated programs", Catch);
+        }
+    }
+    add(
+        "condvar RelaxedUnlock",
+        "loom",
+        "condvar generated programs",
+        Catch,
+    );
+    add(
+        "condvar RelaxedUnlock",
+        "shuttle",
+        "condvar generated programs",
+        Blind(SEQCST),
+    );
     add(
         "condvar RelaxedUnlock",
         "shuttle",
@@ -767,6 +790,9 @@ fn model_cells(add: &mut impl FnMut(&'static str, &'static str, &'static str, Ex
         ("rwlock WriterShort", "loom", "rwlock exclusion (no yields)"),
         ("rwlock WriterShort", "shuttle", "rwlock exclusion"),
         ("rwlock WriterShort", "shuttle", "rwlock exclusion (PCT)"),
+        ("rwlock WriterShort", "real", "rwlock generated programs"),
+        ("rwlock WriterShort", "loom", "rwlock generated programs"),
+        ("rwlock WriterShort", "shuttle", "rwlock generated programs"),
         ("rwlock mode Barging", "real", "rwlock writer progress"),
         ("rwlock mode Barging", "shuttle", "rwlock writer progress"),
         (
