@@ -1218,7 +1218,11 @@ fn bucket_order_does_not_depend_on_the_keys_values() {
     static EXECUTION: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     check(|| {
         let n = EXECUTION.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let (from, to) = if n.is_multiple_of(2) { (40, 41) } else { (41, 40) };
+        let (from, to) = if n.is_multiple_of(2) {
+            (40, 41)
+        } else {
+            (41, 40)
+        };
         let deadline = now() + Duration::from_millis(1);
         let waiters: Vec<_> = [None, Some(deadline)]
             .into_iter()
