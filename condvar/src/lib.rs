@@ -75,6 +75,12 @@
 //!   variable works afterwards: loom `timed_wait_races_notify_all`,
 //!   `timed_wait_requeued_times_out`; shuttle and real threads `timed_wait_*`.
 //!
+//! Beside these scenarios, generated programs of waits, notifications (under the mutex and
+//! after it), clock advances and lockings are checked, in all three builds, against an
+//! executable specification of the condition variable (every notification's result, every
+//! wait's outcome, no spurious wake-up), which also catches each flaw below that its build
+//! can see.
+//!
 //! # Deliberate flaws
 //!
 //! With the feature `broken_condvar`, `Flaw` lists deliberate flaws, selected per object by
