@@ -139,6 +139,8 @@ struct Shared {
     closing: bool,
     waits: usize,
     touched: u64,
+    /// The waits begun and not yet returned, with their deadlines.
+    in_progress: Vec<(usize, Option<u64>)>,
 }
 
 /// The program's clock: microseconds since `start` (the mocked clock under the checkers).
@@ -162,7 +164,10 @@ impl Shared {
     }
 }
 
-/// Sets `closing` and wakes every wait, logged.
+/// Sets `closing` and ends every wait in progress: if each has a deadline, by moving the
+/// clock (holding the mutex) past the latest, so that each must time out by itself (a wait
+/// that does not would hang the program: the checkers' deadlock); otherwise by a logged
+/// `notify_all`.
 fn close(
     shared: &mut Shared,
     cv: &parksema_condvar::Condvar,
@@ -170,6 +175,14 @@ fn close(
     start: std::time::Instant,
 ) {
     shared.closing = true;
+    if !shared.in_progress.is_empty() && shared.in_progress.iter().all(|(_, d)| d.is_some()) {
+        let latest = shared.in_progress.iter().filter_map(|(_, d)| *d).max();
+        let now = micros(start);
+        parkcheck::advance_clock(Duration::from_micros(
+            latest.unwrap_or(now).saturating_sub(now),
+        ));
+        return;
+    }
     let count = cv.notify_all();
     shared.log(thread, Entry::NotifyAll { count, after: None }, start);
 }
@@ -183,8 +196,11 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
         closing: false,
         waits: 0,
         touched: 0,
+        in_progress: Vec::new(),
     }));
     let cv = Arc::new(build.condvar());
+    // The results of the threads' last outside `notify_all`s: thread, mark, count.
+    let last: std::sync::Arc<std::sync::Mutex<Vec<(usize, usize, usize)>>> = Default::default();
     let handles: Vec<_> = program
         .threads
         .iter()
@@ -192,8 +208,29 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
         .enumerate()
         .map(|(i, ops)| {
             let (m, cv) = (Arc::clone(&shared), Arc::clone(&cv));
+            let last = std::sync::Arc::clone(&last);
             thread::spawn(move || {
-                for op in ops {
+                let n = ops.len();
+                for (k, op) in ops.into_iter().enumerate() {
+                    // A last `notify_all` made outside the mutex: the thread finishes in its
+                    // mark's critical section and takes the mutex no more, so that nothing
+                    // of the program's own wakes a wait it left on a free mutex; its result
+                    // is logged after the join.
+                    if k + 1 == n && matches!(op, Op::NotifyAll { outside: true, .. }) {
+                        let mark = {
+                            let mut g = m.lock();
+                            let mark = g.log(i, Entry::Mark, start);
+                            g.active -= 1;
+                            if g.active == 0 {
+                                // This `notify_all` reaches every wait: no closing one.
+                                g.closing = true;
+                            }
+                            mark
+                        };
+                        let count = cv.notify_all();
+                        last.lock().unwrap().push((i, mark, count));
+                        return;
+                    }
                     match op {
                         Op::Wait | Op::WaitFor(_) => {
                             let mut g = m.lock();
@@ -217,6 +254,7 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
                                 micros(start).checked_add(u64::try_from(t.as_micros()).ok()?)
                             });
                             g.log(i, Entry::Begin { wait, deadline }, start);
+                            g.in_progress.push((wait, deadline));
                             let timed_out = match timeout {
                                 None => {
                                     cv.wait(&mut g);
@@ -225,6 +263,7 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
                                 Some(t) => cv.wait_for(&mut g, t).timed_out(),
                             };
                             g.active += 1;
+                            g.in_progress.retain(|&(w, _)| w != wait);
                             g.log(i, Entry::End { wait, timed_out }, start);
                         }
                         Op::NotifyOne { outside, hold } | Op::NotifyAll { outside, hold } => {
@@ -257,6 +296,10 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
                             }
                         }
                         Op::Advance(ms) => {
+                            // Holding the mutex: the clock cannot move between a wait's
+                            // `Begin` and its `wait_for`, so the logged deadline is the
+                            // one the wait computes, which a close by the clock relies on.
+                            let _held = m.lock();
                             parkcheck::advance_clock(Duration::from_millis(u64::from(ms)));
                         }
                         Op::Lock => m.lock().touched += 1,
@@ -278,7 +321,18 @@ pub(crate) fn run(program: &Program, build: Build) -> Vec<Logged> {
     for h in handles {
         h.join().expect("a program's thread panicked");
     }
-    std::mem::take(&mut shared.lock().log)
+    let mut g = shared.lock();
+    for (i, mark, count) in last.lock().unwrap().drain(..) {
+        g.log(
+            i,
+            Entry::NotifyAll {
+                count,
+                after: Some(mark),
+            },
+            start,
+        );
+    }
+    std::mem::take(&mut g.log)
 }
 
 /// Runs `program` and checks its log; panics with the violation. Returns the situations the

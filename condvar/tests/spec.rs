@@ -182,9 +182,15 @@ impl Search<'_> {
     }
 
     /// Whether wait `w` may have left before entry `at` (the clock there reached its
-    /// deadline).
+    /// deadline). A `Begin`'s clock is read before its wait is queued, which happens before
+    /// the next entry is written: what is placed before a `Begin` may have happened up to
+    /// the next entry's clock.
     fn may_leave(&self, w: usize, at: usize) -> bool {
-        self.deadlines[w].is_some_and(|d| self.log[at].now >= d)
+        let now = match self.log[at].entry {
+            Entry::Begin { .. } if at + 1 < self.log.len() => self.log[at + 1].now,
+            _ => self.log[at].now,
+        };
+        self.deadlines[w].is_some_and(|d| now >= d)
     }
 
     /// The situations of a state about to take entry `at` (or a notification placed before
@@ -536,6 +542,31 @@ mod known_answers {
             ),
         ]);
         assert!(check(&late).is_err());
+    }
+
+    /// Wait 1's `Begin` is written (its clock read) before it is queued; in that gap the
+    /// clock passes wait 0's deadline and wait 0 leaves, and the outside `notify_one`
+    /// (marked before wait 1 began) finds nobody. A correct condition variable can write
+    /// this log.
+    #[test]
+    fn a_wait_may_leave_between_a_begin_and_its_queueing() {
+        let l = log(&[
+            (1, begin(0, Some(1000)), 0),
+            (3, Entry::Mark, 0),
+            (2, begin(1, None), 0),
+            (1, end(0, true), 1000),
+            (
+                3,
+                Entry::NotifyOne {
+                    woke: false,
+                    after: Some(1),
+                },
+                1000,
+            ),
+            (4, all(1), 1000),
+            (2, end(1, false), 1000),
+        ]);
+        assert!(check(&l).is_ok(), "{:?}", check(&l).map_err(|v| v.0));
     }
 
     #[test]
