@@ -106,6 +106,10 @@ pub(crate) enum Op {
     IsClosed,
     Parked,
     Advance(u64),
+    /// Real threads only, in place of a clock advance: sleeps 200 µs, so that the other
+    /// threads get as far as they can meanwhile (the queue family's driver then acts on
+    /// waiters that are parked, as it does under the checkers). Nothing is recorded.
+    Pause,
     /// While holding permits, a write of this thread's cell; while holding every permit the
     /// program has, a read of every thread's cell too (only in a program without adds near
     /// `MAX_PERMITS`, and only until the monitor adds permits). A holder of them all is
@@ -130,11 +134,13 @@ pub(crate) struct Program {
 impl Program {
     /// The program as real threads can run it against the specification: no deadline on
     /// the clock and no clock advance (real time passes by itself, and the specification's
-    /// clock moves only by advances), so a deadline is a zero timeout.
+    /// clock moves only by advances), so a deadline is a zero timeout and an advance a pause.
     pub(crate) fn for_real_threads(mut self) -> Program {
         for ops in &mut self.threads {
-            ops.retain(|op| !matches!(op, Op::Advance(_)));
             for op in ops.iter_mut() {
+                if matches!(op, Op::Advance(_)) {
+                    *op = Op::Pause;
+                }
                 if let Op::Acquire { form, .. } = op
                     && matches!(form, Form::Until(_))
                 {
@@ -143,6 +149,30 @@ impl Program {
             }
         }
         self.threads.retain(|ops| !ops.is_empty());
+        self
+    }
+
+    /// The real-thread program with its last thread (the queue family's driver) started
+    /// after a pause, so that it acts on waiters that have queued, while the others race.
+    pub(crate) fn driver_paused(mut self) -> Program {
+        if let Some(last) = self.threads.last_mut() {
+            last.insert(0, Op::Pause);
+        }
+        self
+    }
+
+    /// The real-thread program with its threads started one after another: thread `i`
+    /// first pauses `i` times, then looks at the queue (which pins the arrivals of the
+    /// threads already parked before its own calls), so that the requests queue in the
+    /// threads' order, the order the specification then knows, and the last thread (the
+    /// queue family's driver) acts on waiters that are parked. Started together, real threads
+    /// rarely form such a queue: the driver often acts before the others have queued.
+    pub(crate) fn staggered(mut self) -> Program {
+        for (i, ops) in self.threads.iter_mut().enumerate().skip(1) {
+            let mut start = vec![Op::Pause; i];
+            start.push(Op::Parked);
+            ops.splice(0..0, start);
+        }
         self
     }
 
@@ -333,6 +363,14 @@ fn driver_op() -> impl Strategy<Value = Vec<Op>> {
         1 => (1..=2usize).prop_map(|n| vec![Op::Add(n), Op::Acquire { n: 1, form: Form::Try, owned: false }]),
         // A release and `close` right after it: a handoff still in flight when it closes.
         1 => (1..=2usize).prop_map(|n| vec![Op::Add(n), Op::Close]),
+        // A look at the queue first, which pins the parked requests' arrivals before what
+        // follows: an add that the head may not fit, then a `try_` (under `Fifo` it must fail
+        // while anyone is queued).
+        1 => (1..=2usize).prop_map(|n| vec![
+            Op::Parked,
+            Op::Add(n),
+            Op::Acquire { n: 1, form: Form::Try, owned: false },
+        ]),
     ]
 }
 
@@ -799,6 +837,7 @@ fn run_thread(
                      {waiting_calls} calls that can wait"
                 );
             }
+            Op::Pause => std::thread::sleep(Duration::from_micros(200)),
             Op::Advance(micros) => {
                 timed(&|| {
                     advance_clock(Duration::from_micros(micros));

@@ -294,7 +294,7 @@ fn generated_programs_match_the_specification() {
 fn run_generated(build: Build) -> (generated::Coverage, usize, String) {
     use proptest::strategy::{Strategy, ValueTree};
     use proptest::test_runner::{Config, RngSeed, TestRunner};
-    let programs = if cfg!(debug_assertions) { 30 } else { 300 };
+    let programs = if cfg!(debug_assertions) { 40 } else { 400 };
     let runs = 20;
     let wd = watchdog::Watchdog::arm(
         "generated programs against the specification",
@@ -315,9 +315,18 @@ fn run_generated(build: Build) -> (generated::Coverage, usize, String) {
         // Leaked: the watchdog names a worker's last operation with a static string, and a
         // stall report must say which program hung (a few hundred short strings, once).
         w.op(Box::leak(format!("{program:?}").into_boxed_str()));
-        for _ in 0..runs {
+        // Of every four runs, two start the threads together (races), one pauses the last
+        // thread first (a driver acting on a queue), one starts them one after another
+        // (queues in a known order).
+        let variants = [
+            program.clone(),
+            program.clone(),
+            program.clone().driver_paused(),
+            program.clone().staggered(),
+        ];
+        for run in 0..runs {
             coverage.add(generated::run(
-                &program,
+                &variants[run % variants.len()],
                 |p, m| build.fair(m).semaphore(p),
                 true,
             ));
