@@ -343,6 +343,9 @@ fn waiter() -> impl Strategy<Value = Vec<Op>> {
         2 => Just(vec![]),
         2 => Just(vec![Op::Drop]),
         2 => Just(vec![Op::ReleaseFair]),
+        // A fair release to whoever is parked behind, and the count it left: nothing of it
+        // where a parked request takes it.
+        1 => Just(vec![Op::Parked, Op::ReleaseFair, Op::Available]),
         1 => Just(vec![Op::Split(1), Op::Drop]),
         1 => Just(vec![Op::Drop, Op::Acquire { n: 1, form: Form::Blocking, owned: false }]),
     ];

@@ -204,6 +204,11 @@ pub(crate) struct Beside {
     /// A `close`: a handoff walk checks `CLOSED` at each parked request, so a close that
     /// lands during the walk stops it after the handoffs already made.
     pub(crate) close: bool,
+    /// A call that reads or takes from the count without the bucket lock (`available_permits`,
+    /// a `try_` acquire, `forget_permits`): a handoff walk takes each handed request's
+    /// permits from the count one request at a time, under the bucket lock, so such a call
+    /// may land between two of them.
+    pub(crate) observed: bool,
 }
 
 /// The model's state.
@@ -233,6 +238,12 @@ pub(crate) struct Spec {
     /// from the queue under the bucket lock), not yet returned: they return `TimedOut`, and
     /// under `Fifo` hand what is free to the head first.
     left: Vec<usize>,
+    /// A handoff walk under way, seen from beside it (`Beside::observed`): whether it is
+    /// `Fifo`'s, and how many of the releasing call's own permits it has not handed yet.
+    /// Those are not in the count yet (a handing-over release deposits what is left only at
+    /// the end), so a look at the count sees `permits - own`. Only the calls that take no
+    /// bucket lock may run until the walk ends (`finish_walk`).
+    walk: Option<(bool, usize)>,
 }
 
 impl Spec {
@@ -250,7 +261,23 @@ impl Spec {
             horizon: None,
             timer: Timer::Unknown,
             pending_close: false,
+            walk: None,
         }
+    }
+
+    /// The permits a look at the count sees: all of them but a walk's own undelivered ones.
+    fn visible(&self) -> usize {
+        self.permits - self.walk.map_or(0, |(_, own)| own)
+    }
+
+    /// The state once the walk under way has ended: the rest of it made at once.
+    fn finish_walk(&self) -> Spec {
+        let (fifo, _) = self.walk.expect("a walk is under way");
+        let mut next = self.clone();
+        next.walk = None;
+        next.hand_overs(fifo, false, None)
+            .pop()
+            .expect("a walk ends in a state")
     }
 
     /// Every state a plain `Eventual` release of permits already added to `next` can lead
@@ -266,13 +293,15 @@ impl Spec {
             Timer::Unknown
         };
         let mut outs = Vec::new();
+        // The release's own permits, for a walk seen from beside it.
+        let own = beside.observed.then(|| next.permits - self.permits);
         match timer {
             Timer::Unknown => {
                 let mut plain = next.clone();
                 plain.timer = Timer::Unknown;
                 outs.extend(
                     plain
-                        .hand_overs(false, beside.close)
+                        .hand_overs(false, beside.close, own)
                         .into_iter()
                         .filter(|h| *h != plain),
                 );
@@ -285,8 +314,20 @@ impl Spec {
                 outs.push(started);
             }
             Timer::Set { deadline, .. } if deadline <= self.clock => {
-                for mut handed in next.hand_overs(false, beside.close) {
-                    if handed.handed.len() > next.handed.len() {
+                // The turn is spent at the walk's end if it unparked anyone: a walk seen
+                // under way has the timer its end will have (nothing reads the timer before).
+                let whole = next
+                    .hand_overs(false, false, None)
+                    .pop()
+                    .expect("a walk ends in a state");
+                let spends = whole.handed.len() > next.handed.len();
+                for mut handed in next.hand_overs(false, beside.close, own) {
+                    let spent = if handed.walk.is_some() {
+                        spends
+                    } else {
+                        handed.handed.len() > next.handed.len()
+                    };
+                    if spent {
                         handed.timer = timer.next(self.clock);
                     }
                     outs.push(handed);
@@ -307,7 +348,7 @@ impl Spec {
 
     /// Whether a running thread may take `n` now.
     fn may_take(&self, n: usize) -> bool {
-        self.permits >= n && (self.mode != Fairness::Fifo || self.queue.is_empty())
+        self.visible() >= n && (self.mode != Fairness::Fifo || self.queue.is_empty())
     }
 
     /// Every state handing permits to the parked requests can lead to, in the park table's
@@ -315,18 +356,26 @@ impl Spec {
     /// passing over it (and over the requests whose threads are awake, which are not in the
     /// table). The whole walk's state is the last; with `interruptible` (a `close` ran beside
     /// the call) also the state before each handoff, cut short there, with the close next.
-    fn hand_overs(&self, fifo: bool, interruptible: bool) -> Vec<Spec> {
+    fn hand_overs(&self, fifo: bool, interruptible: bool, observed: Option<usize>) -> Vec<Spec> {
         let mut state = self.clone();
         if state.closed {
             return vec![state];
         }
         let mut outs = Vec::new();
         let mut i = 0;
+        // With `observed` (the releasing call's own permits), also the walk caught before
+        // each handoff, the rest still to come (`walk`).
+        let mut own = observed;
         loop {
             if interruptible {
                 let mut cut = state.clone();
                 cut.pending_close = true;
                 outs.push(cut);
+            }
+            if let Some(left) = own {
+                let mut mid = state.clone();
+                mid.walk = Some((fifo, left));
+                outs.push(mid);
             }
             let mut next = None;
             while i < state.queue.len() {
@@ -346,6 +395,7 @@ impl Spec {
             let b = state.queue.remove(j);
             state.permits -= b.n;
             state.handed.push(b.id);
+            own = own.map(|left| left.saturating_sub(b.n));
         }
         outs.push(state);
         outs
@@ -428,7 +478,7 @@ impl Spec {
             }
             next.left.remove(i);
             if self.mode == Fifo {
-                return next.hand_overs(true, beside.close);
+                return next.hand_overs(true, beside.close, beside.observed.then_some(0));
             }
             return vec![next];
         }
@@ -457,7 +507,7 @@ impl Spec {
             next.permits -= b.n;
         }
         if self.mode == Fifo && i == 0 {
-            return next.hand_overs(true, beside.close);
+            return next.hand_overs(true, beside.close, beside.observed.then_some(0));
         }
         vec![next]
     }
@@ -496,7 +546,7 @@ impl Spec {
                 }
                 next.permits += n;
                 match self.mode {
-                    Fifo => next.hand_overs(true, beside.close),
+                    Fifo => next.hand_overs(true, beside.close, beside.observed.then_some(n)),
                     Fairness::Eventual => self.eventual_release(next, beside),
                     _ => vec![next],
                 }
@@ -506,10 +556,14 @@ impl Spec {
                     return Vec::new();
                 }
                 next.permits += n;
-                next.hand_overs(self.mode == Fifo, beside.close)
+                next.hand_overs(
+                    self.mode == Fifo,
+                    beside.close,
+                    beside.observed.then_some(n),
+                )
             }
             Call::Forget { asked, taken } => {
-                if taken != asked.min(self.permits) {
+                if taken != asked.min(self.visible()) {
                     return Vec::new();
                 }
                 next.permits -= taken;
@@ -521,7 +575,7 @@ impl Spec {
                 vec![next]
             }
             Call::Available { seen } => {
-                if seen == self.permits {
+                if seen == self.visible() {
                     vec![next]
                 } else {
                     Vec::new()
@@ -616,6 +670,7 @@ impl Spec {
     fn stuck_with(&self, waiting: &[usize]) -> bool {
         if !self.handed.is_empty()
             || self.pending_close
+            || self.walk.is_some()
             || !self.left.is_empty()
             || (self.closed && !self.queue.is_empty())
         {
@@ -1053,6 +1108,14 @@ impl History {
                 close: (0..self.records.len()).any(|j| {
                     j != i && matches!(self.records[j].call, Call::Close) && self.overlap(i, j)
                 }),
+                observed: (0..self.records.len()).any(|j| {
+                    j != i
+                        && matches!(
+                            self.records[j].call,
+                            Call::Available { .. } | Call::TryAcquire { .. } | Call::Forget { .. }
+                        )
+                        && (!self.real_time || self.overlap(i, j))
+                }),
             })
             .collect();
         let mut seen = HashSet::new();
@@ -1117,6 +1180,21 @@ fn lock_free(call: &Call, kind: Kind) -> bool {
                 | Call::Release { ok: false, .. }
         ),
     }
+}
+
+/// Whether event `kind` of `call` may land during a handoff walk: it takes no bucket lock
+/// and only reads the count, takes from it, or moves nothing the walk reads.
+fn beside_a_walk(call: &Call, kind: Kind) -> bool {
+    kind == Kind::Single
+        && matches!(
+            call,
+            Call::Available { .. }
+                | Call::IsClosed { .. }
+                | Call::Forget { .. }
+                | Call::TryAcquire { .. }
+                | Call::Advance { .. }
+                | Call::Guard
+        )
 }
 
 /// What must hold at one quiescence point.
@@ -1201,7 +1279,9 @@ impl Search<'_> {
         if !seen.insert((done, state.clone(), phase)) {
             return None;
         }
-        let moves = if state.pending_close {
+        let moves = if state.walk.is_some() {
+            vec![state.finish_walk()]
+        } else if state.pending_close {
             Vec::new()
         } else {
             state
@@ -1229,6 +1309,9 @@ impl Search<'_> {
             let ev = self.events[e];
             let call = &self.history.records[ev.record].call;
             if state.pending_close && !lock_free(call, ev.kind) {
+                continue;
+            }
+            if state.walk.is_some() && !beside_a_walk(call, ev.kind) {
                 continue;
             }
             let next = match ev.kind {
@@ -1783,6 +1866,50 @@ mod known_answers {
         );
     }
 
+    /// A handoff walk takes each handed request's permits from the count one request at a
+    /// time, under the bucket lock, and deposits what is left of the release's own only at
+    /// the end: a look at the count beside it may see the walk under way. Here a release of
+    /// 2 finds 2 free, a `Fifo` head of 3 and a request of 1 behind it: the head takes the
+    /// release's 2 and 1 from the count, the next 1 from the count; a look sees 2, 1 or 0,
+    /// never the 3 or 4 an atomic walk's intermediate states would hold. The generated
+    /// programs found the 1 on the correct semaphore (shuttle), which the model refused
+    /// while it made the walk atomic.
+    #[test]
+    fn a_look_at_the_count_may_see_a_handoff_walk_under_way() {
+        let h = |seen: usize| {
+            history(
+                2,
+                Fairness::Fifo,
+                vec![
+                    rec(1, 0, 30, acquire(3, Wait::Ok)),
+                    rec(2, 1, 2, Call::Parked { seen: 1 }),
+                    rec(0, 3, 31, acquire(1, Wait::Ok)),
+                    rec(2, 4, 5, Call::Parked { seen: 2 }),
+                    rec(2, 6, 10, release(2)),
+                    rec(3, 7, 8, Call::Available { seen }),
+                ],
+            )
+        };
+        for seen in [0, 1, 2] {
+            assert!(h(seen).linearizable().is_ok(), "seen {seen}");
+        }
+        assert!(h(3).linearizable().is_err(), "3 is never in the count");
+        // A look that does not overlap the release sees it whole.
+        let after = history(
+            2,
+            Fairness::Fifo,
+            vec![
+                rec(1, 0, 30, acquire(3, Wait::Ok)),
+                rec(2, 1, 2, Call::Parked { seen: 1 }),
+                rec(0, 3, 31, acquire(1, Wait::Ok)),
+                rec(2, 4, 5, Call::Parked { seen: 2 }),
+                rec(2, 6, 10, release(2)),
+                rec(3, 11, 12, Call::Available { seen: 1 }),
+            ],
+        );
+        assert!(after.linearizable().is_err(), "the walk ended before the look");
+    }
+
     /// One call of a sequential history the model plays itself.
     #[derive(Clone, Debug)]
     enum Step {
@@ -1870,6 +1997,7 @@ mod known_answers {
                             super::Beside {
                                 timer_alone: true,
                                 close: false,
+                                observed: false,
                             },
                         )
                         .into_iter()
