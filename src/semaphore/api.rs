@@ -273,7 +273,10 @@ impl Semaphore {
     }
 
     /// The number of permits available now. Under concurrency it may be stale as soon as it
-    /// is returned.
+    /// is returned. A release that hands permits over to parked threads (under
+    /// [`Fairness::Fifo`], [`Permit::release_fair`], an `Eventual` turn) takes the free
+    /// permits it hands out of the count one parked thread at a time: a read during it may
+    /// still count free permits it is about to hand to the next.
     ///
     /// # Examples
     ///
