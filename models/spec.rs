@@ -1907,7 +1907,10 @@ mod known_answers {
                 rec(3, 11, 12, Call::Available { seen: 1 }),
             ],
         );
-        assert!(after.linearizable().is_err(), "the walk ended before the look");
+        assert!(
+            after.linearizable().is_err(),
+            "the walk ended before the look"
+        );
     }
 
     /// One call of a sequential history the model plays itself.
