@@ -14,12 +14,18 @@
 //! the specification when the threads have joined. A program never strands a wait: the
 //! threads count, under the mutex, how many of them are neither waiting nor finished, and
 //! the last one to stop being so (by finishing, or by being about to wait) sets `closing` and
-//! calls `notify_all` (a logged notification like any other); a wait that finds `closing` set
-//! is skipped. So a correct condition variable always lets the program finish, and a hang is
-//! the condition variable's: loom and shuttle report the deadlock, the watchdog the stall.
-//! The closing `notify_all` would rescue a waiter that a lost notification left queued, but
-//! the log shows the loss first: the `notify_one` that found nobody, or a `notify_all` that
-//! counted too few, while the spec had the wait queued.
+//! ends the waits in progress: if each has a deadline, by moving the clock past the latest
+//! (holding the mutex), so that each must time out by itself; otherwise by `notify_all` (a
+//! logged notification like any other). A wait that finds `closing` set is skipped. So a
+//! correct condition variable always lets the program finish, and a hang is the condition
+//! variable's: loom and shuttle report the deadlock (a timeout that never fires included),
+//! the watchdog the stall. The closing `notify_all` would rescue a waiter that a lost
+//! notification left queued, but the log shows the loss first: the `notify_one` that found
+//! nobody, or a `notify_all` that counted too few, while the spec had the wait queued. A
+//! thread whose last operation is a `notify_all` after leaving the mutex takes the mutex no
+//! more (its result is logged after the join), so that no locking of the program's own wakes
+//! waits that `notify_all` left on a free mutex. Clock advances hold the mutex, so a wait's
+//! logged deadline is the one it computes.
 
 #![allow(dead_code)]
 
