@@ -355,7 +355,9 @@ impl Spec {
     /// order: under `Fifo` (or `fifo`) stopping at the first that does not fit, otherwise
     /// passing over it (and over the requests whose threads are awake, which are not in the
     /// table). The whole walk's state is the last; with `interruptible` (a `close` ran beside
-    /// the call) also the state before each handoff, cut short there, with the close next.
+    /// the call) also the state before each handoff, cut short there, with the close next;
+    /// with `observed` (a call that takes no bucket lock ran beside it: the releasing call's
+    /// own permits) also the state before each handoff with the rest of the walk to come.
     fn hand_overs(&self, fifo: bool, interruptible: bool, observed: Option<usize>) -> Vec<Spec> {
         let mut state = self.clone();
         if state.closed {
@@ -363,8 +365,6 @@ impl Spec {
         }
         let mut outs = Vec::new();
         let mut i = 0;
-        // With `observed` (the releasing call's own permits), also the walk caught before
-        // each handoff, the rest still to come (`walk`).
         let mut own = observed;
         loop {
             if interruptible {
