@@ -581,6 +581,7 @@ fn costs(sem: &Semaphore) -> Option<Cost> {
         parks: s.parks,
         unpark_calls: s.unpark_calls,
         woken: s.woken,
+        handed: s.handed,
     })
 }
 
@@ -591,6 +592,7 @@ fn cost_since(sem: &Semaphore, before: Option<Cost>) -> Option<Cost> {
         parks: after.parks - before.parks,
         unpark_calls: after.unpark_calls - before.unpark_calls,
         woken: after.woken - before.woken,
+        handed: after.handed - before.handed,
     })
 }
 

@@ -175,6 +175,14 @@ const TIMER_SEED: u32 = 0x9e37_79b9;
 const FAIR_WINDOW_US: u64 = 1000;
 
 impl Timer {
+    /// When the next turn is due (`u64::MAX` if not known).
+    fn deadline(self) -> u64 {
+        match self {
+            Timer::Set { deadline, .. } => deadline,
+            _ => u64::MAX,
+        }
+    }
+
     /// The timer after a turn taken (or the timer started) at `now`: the generator stepped
     /// (xorshift32, 13, 17, 5), the deadline `now` plus its draw modulo the window plus one.
     fn next(self, now: u64) -> Timer {
@@ -299,6 +307,16 @@ impl Spec {
             Timer::Unknown => {
                 let mut plain = next.clone();
                 plain.timer = Timer::Unknown;
+                // Where every clock reading of the run is known to stay below the first
+                // deadline the timer can draw (loom's horizon: all the run's advances), no
+                // turn is ever due, whichever timer word a release reads (a stale one is the
+                // unstarted word or that first deadline): it hands nothing.
+                if self
+                    .horizon
+                    .is_some_and(|h| h < Timer::Idle.next(0).deadline())
+                {
+                    return vec![plain];
+                }
                 outs.extend(
                     plain
                         .hand_overs(false, beside.close, own)
@@ -841,6 +859,8 @@ pub(crate) struct Cost {
     pub(crate) unpark_calls: usize,
     /// Threads those calls unparked.
     pub(crate) woken: usize,
+    /// Threads those calls handed permits to (unparked with the `HANDED` token).
+    pub(crate) handed: usize,
 }
 
 /// One event of the search: a call's single event, or a waiting call's arrival or
@@ -1247,6 +1267,29 @@ impl Search<'_> {
         }
     }
 
+    /// Whether a release linearized from `before` to `after` handed its permits to as many
+    /// parked requests as the park table counted threads unparked with `HANDED` for it (a
+    /// walk still under way, seen from beside it, to at most that many). A handoff and a
+    /// wake-up that lets the woken thread take the same permits can end in the same history,
+    /// so without this count an `Eventual` release that hands over before its turn is due
+    /// passes; with it the timer's free choice (loom, real time) is pinned as well.
+    fn hands_as_counted(&self, record: usize, before: &Spec, after: &Spec) -> bool {
+        let r = &self.history.records[record];
+        let Some(cost) = r.cost else { return true };
+        if !matches!(
+            r.call,
+            Call::Release { ok: true, .. } | Call::ReleaseFair { .. }
+        ) {
+            return true;
+        }
+        let made = after.handed.len() - before.handed.len();
+        if after.walk.is_some() {
+            made <= cost.handed
+        } else {
+            made == cost.handed
+        }
+    }
+
     /// Depth-first search from `state` with the events of `done` linearized, the quiescence
     /// points before `phase` passed, the situations `reached` on the way; the situations of
     /// a whole linearization if one is found.
@@ -1319,7 +1362,9 @@ impl Search<'_> {
                     if !self.wakes_within_bound(ev.record, &state) {
                         continue;
                     }
-                    state.step(call, self.beside[ev.record])
+                    let mut next = state.step(call, self.beside[ev.record]);
+                    next.retain(|after| self.hands_as_counted(ev.record, &state, after));
+                    next
                 }
                 Kind::Arrive => {
                     let mut next = state.arrive(ev.record, call);
@@ -1544,8 +1589,109 @@ mod known_answers {
             parks,
             unpark_calls,
             woken,
+            handed: 0,
         });
         r
+    }
+
+    /// A release's cost: one unpark call that woke one thread, `handed` of them with
+    /// `HANDED`.
+    fn handing(mut r: Record, handed: usize) -> Record {
+        r.cost = Some(Cost {
+            parks: 0,
+            unpark_calls: 1,
+            woken: 1,
+            handed,
+        });
+        r
+    }
+
+    /// The park table's count of handoffs pins what a release did: the first `Eventual`
+    /// release starts the timer and hands nothing, and a release that handed its permit
+    /// over leaves none for a `try_acquire` after it, whatever the timer.
+    #[test]
+    fn a_release_hands_over_exactly_what_the_park_table_counted() {
+        let first = |handed: usize| History {
+            exact_timer: true,
+            ..history(
+                0,
+                Fairness::Eventual,
+                vec![
+                    rec(0, 0, 40, acquire(1, Wait::Ok)),
+                    rec(1, 1, 2, Call::Parked { seen: 1 }),
+                    handing(rec(1, 3, 4, release(1)), handed),
+                ],
+            )
+        };
+        assert!(first(0).linearizable().is_ok());
+        assert!(
+            first(1).linearizable().is_err(),
+            "the release that starts the timer handed over"
+        );
+        let barged = |handed: usize| {
+            history(
+                0,
+                Fairness::Eventual,
+                vec![
+                    rec(0, 0, 40, acquire(1, Wait::Ok)),
+                    rec(1, 1, 2, Call::Parked { seen: 1 }),
+                    handing(rec(1, 3, 4, release(1)), handed),
+                    rec(
+                        2,
+                        5,
+                        6,
+                        Call::TryAcquire {
+                            n: 1,
+                            result: Wait::Ok,
+                        },
+                    ),
+                    rec(1, 7, 8, release(1)),
+                ],
+            )
+        };
+        assert!(barged(0).linearizable().is_ok());
+        assert!(
+            barged(1).linearizable().is_err(),
+            "a try_acquire took a permit the release had handed over"
+        );
+        // Program order only (loom): the timer is not known, but with the run's clock
+        // advances all below the first deadline it can draw, no turn is ever due.
+        let still = |handed: usize, micros: u64| History {
+            real_time: false,
+            ..history(
+                0,
+                Fairness::Eventual,
+                vec![
+                    rec(0, 0, 40, acquire(1, Wait::Ok)),
+                    rec(1, 1, 2, Call::Parked { seen: 1 }),
+                    rec(1, 3, 4, Call::Advance { micros }),
+                    handing(rec(1, 5, 6, release(1)), handed),
+                ],
+            )
+        };
+        assert!(still(0, 10).linearizable().is_ok());
+        assert!(
+            still(1, 10).linearizable().is_err(),
+            "a handoff with the clock short of any deadline"
+        );
+        assert!(still(1, 1000).linearizable().is_ok());
+        assert!(still(0, 1000).linearizable().is_ok());
+        let fair = |handed: usize| {
+            history(
+                0,
+                Fairness::Barging,
+                vec![
+                    rec(0, 0, 40, acquire(1, Wait::Ok)),
+                    rec(1, 1, 2, Call::Parked { seen: 1 }),
+                    handing(rec(1, 3, 4, Call::ReleaseFair { n: 1 }), handed),
+                ],
+            )
+        };
+        assert!(fair(1).linearizable().is_ok());
+        assert!(
+            fair(0).linearizable().is_err(),
+            "release_fair woke its request without handing it the permit"
+        );
     }
 
     #[test]

@@ -121,13 +121,15 @@ pub(crate) fn fifo_keeps_arrival_order(build: Build) {
 }
 
 /// (z) `Eventual`'s timer under the mocked clock: the first release that finds a thread
-/// parked only starts the timer (a deadline drawn from 0-1 ms); once the clock has passed
-/// it, the next release that wakes a parked thread hands it the permit, so a barger racing
-/// that release cannot take it. Round one: a thread parks, the main thread adds a permit
-/// (the timer starts; the thread takes the permit and forgets it). Round two: another thread
-/// parks, the clock advances 1 ms, a barger tries while the main thread adds a permit: the
-/// barger may succeed only after the parked thread was served. On a `Barging` semaphore the
-/// barger may win: there the check must fail.
+/// parked only starts the timer (a deadline drawn from 0-1 ms; the first is 986 µs), and a
+/// release before the deadline hands nothing over; once the clock has passed it, the next
+/// release that wakes a parked thread hands it the permit, so a barger racing that release
+/// cannot take it. Round one: a thread parks, the main thread adds a permit (the timer
+/// starts; the thread takes the permit and forgets it). Round two, the clock still: the
+/// same again, and under the checkers the park table must count no handoff. Round three:
+/// another thread parks, the clock advances 1 ms, a barger tries while the main thread adds
+/// a permit: the barger may succeed only after the parked thread was served. On a `Barging`
+/// semaphore the barger may win: there the check must fail.
 pub(crate) fn eventual_timer_hands_over(build: Build) {
     let sem = Arc::new(build.semaphore(0));
     let first = {
@@ -137,6 +139,20 @@ pub(crate) fn eventual_timer_hands_over(build: Build) {
     wait_parked(&sem, 1);
     sem.add_permits(1);
     join(vec![first]);
+    let early = {
+        let sem = Arc::clone(&sem);
+        thread::spawn(move || sem.acquire().expect("never closed").forget())
+    };
+    wait_parked(&sem, 1);
+    sem.add_permits(1);
+    join(vec![early]);
+    // Only the checkers' clock stands still; on real threads the deadline may have passed.
+    if let Some(stats) = park_stats(&sem) {
+        assert_eq!(
+            stats.handed, 0,
+            "eventual: a release handed its permit over before the fairness deadline ({sem:?})"
+        );
+    }
     let served = Arc::new(parksema::__model::AtomicBool::new(false));
     let second = {
         let (sem, served) = (Arc::clone(&sem), Arc::clone(&served));

@@ -9,7 +9,9 @@ use std::rc::{Rc, Weak};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use parking_lot_core::{FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken};
+use parking_lot_core::{
+    DEFAULT_UNPARK_TOKEN, FilterOp, ParkResult, ParkToken, RequeueOp, UnparkResult, UnparkToken,
+};
 
 use crate::checker::{AtomicBool, Mutex, lazy_static, spin_loop, thread, thread_local};
 
@@ -711,12 +713,15 @@ pub(crate) fn unpark_where(
         }
         let f = callback_fn.take().expect("the callback runs once");
         let token = callback("callback", || f(result, fair));
+        count_handed(Some(&mut bucket.stats), key, token, chosen.len());
         deliver(chosen, token);
         (result, fair)
     });
     if let Some(chosen) = late {
         let f = callback_fn.take().expect("the callback runs once");
         let token = callback("callback", || f(result.0, result.1));
+        // The bucket lock is gone: only the caller's own counts see these.
+        count_handed(None, key, token, chosen.len());
         deliver(chosen, token);
     }
     result
@@ -914,12 +919,15 @@ pub(crate) fn unpark_requeue_in(
         }
         let f = callback_fn.take().expect("the callback runs once");
         let token = self::callback("callback", || f(op, result, fair));
+        count_handed(Some(&mut from.stats), key_from, token, woken.len());
         deliver(woken, token);
         (result, fair)
     });
     if let Some((op, woken)) = late {
         let f = callback_fn.take().expect("the callback runs once");
         let token = self::callback("callback", || f(op, result.0, result.1));
+        // The bucket lock is gone: only the caller's own counts see these.
+        count_handed(None, key_from, token, woken.len());
         deliver(woken, token);
     }
     result
@@ -1038,6 +1046,10 @@ pub struct KeyStats {
     pub woken: usize,
     /// The most threads one of those calls unparked.
     pub most_woken_by_one_call: usize,
+    /// Threads those calls unparked with a token other than `DEFAULT_UNPARK_TOKEN`: the
+    /// wake-ups that told their thread something (a primitive that hands over what it
+    /// releases says so with its token), which a test can hold to how many it expected.
+    pub handed: usize,
     /// Threads `unpark_requeue` moved from this key to another.
     pub requeued: usize,
     /// Threads whose park on this key timed out.
@@ -1070,6 +1082,18 @@ fn count_unpark(stats: &mut KeyStats, woken: usize) {
     stats.unpark_calls += 1;
     stats.woken += woken;
     stats.most_woken_by_one_call = stats.most_woken_by_one_call.max(woken);
+}
+
+/// Counts `woken` threads unparked with `token` as handed something if it is not the default
+/// one, in the key's counts (`bucket`, under its lock) and the caller's own.
+fn count_handed(bucket: Option<&mut KeyStats>, key: usize, token: UnparkToken, woken: usize) {
+    if token == DEFAULT_UNPARK_TOKEN || woken == 0 {
+        return;
+    }
+    if let Some(stats) = bucket {
+        stats.handed += woken;
+    }
+    note_mine(key, |mine| mine.handed += woken);
 }
 
 /// Updates the calling thread's own counts for `key` ([`thread_stats`]).

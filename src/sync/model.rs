@@ -66,6 +66,8 @@ pub struct ParkStats {
     pub woken: usize,
     /// The most threads one of those calls unparked.
     pub most_woken_by_one_call: usize,
+    /// Threads unparked with their permits handed over (the `HANDED` token).
+    pub handed: usize,
 }
 
 /// The park-table counters of `sem`: `Some` under the checkers, whose mocked table counts
@@ -79,6 +81,7 @@ pub fn park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
             unpark_calls: s.unpark_calls,
             woken: s.woken,
             most_woken_by_one_call: s.most_woken_by_one_call,
+            handed: s.handed,
         })
     }
     #[cfg(not(any(feature = "loom", feature = "shuttle")))]
@@ -101,6 +104,7 @@ pub fn thread_park_stats(sem: &crate::Semaphore) -> Option<ParkStats> {
             unpark_calls: s.unpark_calls,
             woken: s.woken,
             most_woken_by_one_call: s.most_woken_by_one_call,
+            handed: s.handed,
         })
     }
     #[cfg(not(any(feature = "loom", feature = "shuttle")))]

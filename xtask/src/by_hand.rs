@@ -632,6 +632,21 @@ pub(crate) const MUTANTS: &[HandMutant] = &[
         why_one_build: None,
     },
     HandMutant {
+        id: "an Eventual release hands over before its turn is due",
+        promise: Some(29),
+        file: "src/semaphore/timer.rs",
+        find: "        timer_due(t, now).then_some(now)\n",
+        replace: "        Some(now)\n",
+        // The history alone cannot tell a handoff from a wake-up whose thread takes the same
+        // permits: the checks count the park table's `HANDED` unparks (none under the
+        // checkers' still clock, real threads have no such count).
+        checks: &[
+            loom!("eventual_timer_hands_over"),
+            shuttle!("eventual_timer_hands_over"),
+        ],
+        why_one_build: None,
+    },
+    HandMutant {
         id: "a fairness turn is spent by a release that hands nothing",
         promise: Some(31),
         file: "src/semaphore/timer.rs",

@@ -331,6 +331,40 @@ fn stats_count_per_key() {
     });
 }
 
+/// `handed` counts the threads unparked with a token other than the default one, in the
+/// key's counts and the unparker's own, whichever call unparked them.
+#[test]
+fn stats_count_the_threads_handed_a_token() {
+    check(|| {
+        let waiters = park_all(&[18, 18, 19]);
+        wait_queued(18, 2);
+        wait_queued(19, 1);
+        // SAFETY: the callbacks return constants; the default token hands nothing.
+        unsafe { unpark_one(18, |_| DEFAULT_UNPARK_TOKEN) };
+        // SAFETY: as above.
+        unsafe { unpark_filter(18, |_| FilterOp::Unpark, |_| UnparkToken(7)) };
+        // SAFETY: as above; the one thread parked on 19 is woken with a token.
+        unsafe {
+            unpark_requeue(
+                19,
+                20,
+                || RequeueOp::UnparkOneRequeueRest,
+                |_, _| UnparkToken(2),
+            )
+        };
+        for h in waiters {
+            assert!(h.join().unwrap().1.is_unparked());
+        }
+        assert_eq!((stats(18).handed, stats(19).handed), (1, 1));
+        assert_eq!(
+            (thread_stats(18).handed, thread_stats(19).handed),
+            (1, 1),
+            "the unparker's own counts"
+        );
+        assert_eq!(stats(18).woken, 2, "every wake-up still counts as one");
+    });
+}
+
 /// `thread_stats` counts the calling thread's own calls only, per key: the parker's park on
 /// its side, the unparker's calls and the threads they woke or requeued on the other.
 #[test]
