@@ -1,7 +1,6 @@
-//! Generates parking_lot 0.13's lock modules from the published source (`../gen.rs`).
+//! Generates parking_lot 0.13's lock modules from the published source (`parkcheck-gen`).
 
-#[path = "../gen.rs"]
-mod generate;
+use parkcheck_gen as generate;
 
 use generate::{File, Patch, Source};
 

@@ -113,6 +113,10 @@ impl Step {
                 "parkcheck-parking-lot-0-12",
                 "-p",
                 "parkcheck-parking-lot-0-13",
+                "-p",
+                "parkcheck-gen",
+                "-p",
+                "parkcheck-once-cell",
                 "--features",
                 "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
@@ -141,12 +145,15 @@ impl Step {
                 "parkcheck-parking-lot-0-12",
                 "-p",
                 "parkcheck-parking-lot-0-13",
+                "-p",
+                "parkcheck-once-cell",
                 "--features",
                 "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
                  parksema-condvar/loom,parksema-condvar/broken_condvar,\
                  parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-12/unfaithful,\
-                 parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful",
+                 parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful,\
+                 parkcheck-once-cell/loom",
                 "--",
                 "-Z",
                 "unstable-options",
@@ -170,11 +177,14 @@ impl Step {
                 "parkcheck-parking-lot-0-12",
                 "-p",
                 "parkcheck-parking-lot-0-13",
+                "-p",
+                "parkcheck-once-cell",
                 "--features",
                 "parksema/shuttle,parksema/broken_sema,parkcheck/shuttle,parkcheck/unfaithful,\
                  parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
                  parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock,\
-                 parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle",
+                 parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle,\
+                 parkcheck-once-cell/shuttle",
                 "--",
                 "-Z",
                 "unstable-options",

@@ -1,14 +1,14 @@
 //! parking_lot 0.12's raw locks, condition variable and `Once`, and rsevents 0.3's events,
 //! compiled from the published source of parking_lot 0.12.5 and rsevents 0.3.1 with two
-//! changes made by the build script (`../gen.rs`): their atomics are the checker's
-//! (`shim.rs`) and their `parking_lot_core` (0.9) is parkcheck's model of it
+//! changes made by the build script (`parkcheck-gen`): their atomics are the checker's
+//! (`parkcheck-shim`) and their `parking_lot_core` (0.9) is parkcheck's model of it
 //! (`parkcheck::v0_9`); rsevents' crate root, compiled as the module `rsevents`, also has
 //! its `use crate::` lines pointed there and the two patches of `src/patches.rs`. Without a checker feature they are
 //! parking_lot's own code on the real crate and std's atomics. What the files take from the
 //! rest of their crate is written out here.
 
-#[path = "../../shim.rs"]
-mod shim;
+/// The checker's atomics for the generated modules' `use` lines (`parkcheck-shim`).
+use parkcheck_shim as shim;
 
 /// The park table the generated modules call: parkcheck's model of `parking_lot_core` 0.9
 /// under a checker, the real crate otherwise.
@@ -17,7 +17,7 @@ use parkcheck::v0_9 as parking_lot_core;
 include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
 /// The deliberate flaw the models are shown to catch: every shimmed atomic `Relaxed`, every
-/// fence dropped, for the run `f` makes (`shim.rs`). Never for checking code.
+/// fence dropped, for the run `f` makes (`parkcheck-shim`). Never for checking code.
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 #[doc(hidden)]
 pub use shim::atomic::with_relaxed_orderings;

@@ -1,12 +1,12 @@
 //! parking_lot 0.13's raw locks, condition variable and `Once`, compiled from the published
-//! source of parking_lot 0.13.0 with two changes made by the build script (`../gen.rs`):
-//! their atomics are the checker's (`shim.rs`) and their `parking_lot_core` (0.10) is
+//! source of parking_lot 0.13.0 with two changes made by the build script (`parkcheck-gen`):
+//! their atomics are the checker's (`parkcheck-shim`) and their `parking_lot_core` (0.10) is
 //! parkcheck's model of it. Without a checker feature they are parking_lot's own code on the
 //! real crate and std's atomics. What the files take from the rest of their crate is written
 //! out here.
 
-#[path = "../../shim.rs"]
-mod shim;
+/// The checker's atomics for the generated modules' `use` lines (`parkcheck-shim`).
+use parkcheck_shim as shim;
 
 /// The park table the generated modules call: parkcheck's model of `parking_lot_core` 0.10
 /// under a checker, the real crate otherwise.
@@ -15,7 +15,7 @@ use parkcheck as parking_lot_core;
 include!(concat!(env!("OUT_DIR"), "/modules.rs"));
 
 /// The deliberate flaw the models are shown to catch: every shimmed atomic `Relaxed`, every
-/// fence dropped, for the run `f` makes (`shim.rs`). Never for checking code.
+/// fence dropped, for the run `f` makes (`parkcheck-shim`). Never for checking code.
 #[cfg(any(feature = "loom", feature = "shuttle"))]
 #[doc(hidden)]
 pub use shim::atomic::with_relaxed_orderings;

@@ -1,10 +1,11 @@
-//! The generation step of the parking_lot checks, shared by each crate's `build.rs` and by
-//! its `generated` test: the published source of the checked crates, found through `cargo
-//! metadata`, with its `use` lines rewritten and nothing else changed but listed patches.
+//! The generation step of the checks of published crates, used by each checks crate's
+//! `build.rs` and by its `generated` test: the published source of the checked crates, taken
+//! from the registry through `cargo metadata`, with its `use` lines rewritten and nothing else
+//! changed but listed patches ([`verify`] is the test of that).
 //!
 //! The rewrite: a `use` statement at the top level of a file (column 0) whose path starts at
 //! `core::` or `std::` and names an atomic gets the prefix `crate::shim::` (the checker's
-//! atomics, in a module that is `core`/`std` otherwise); one whose path is
+//! atomics, in a module that is `core`/`std` otherwise: `parkcheck-shim`); one whose path is
 //! `parking_lot_core` gets the prefix `crate::` (the crate's `parking_lot_core` is
 //! parkcheck's model of it); in a crate root compiled as a module (rsevents' `lib.rs`), one
 //! that starts at `crate::` gets that module's path after `crate::`. Every other line is the
@@ -12,7 +13,7 @@
 //! (`src/patches.rs`), each asserted to apply exactly as many times as listed. The files' own
 //! `#[cfg(test)]` modules stay, inert: the generated library is never built as a test.
 
-#![allow(dead_code, reason = "each user takes the part it needs")]
+pub mod verify;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -77,6 +78,57 @@ pub fn source_dir(manifest_dir: &Path, name: &str, version: &str) -> PathBuf {
         .parent()
         .expect("a manifest has a directory")
         .to_path_buf()
+}
+
+/// The source directory of the package `name` at exactly `version`, taken from the registry
+/// by cargo through a manifest of its own under `scratch` (made there if missing): for the
+/// versions that cannot all be dependencies of one manifest, since cargo keeps one version
+/// of each semver-compatible range in a dependency graph. Cargo selects a `yanked` version
+/// only on request (`cargo update --precise`), as for any dependency.
+pub fn fetch_source_dir(scratch: &Path, name: &str, version: &str, yanked: bool) -> PathBuf {
+    let dir = scratch.join(format!("{name}-{version}"));
+    std::fs::create_dir_all(&dir).expect("the scratch directory is writable");
+    // A yanked version is reached from the highest one below it that is not.
+    let requirement = if yanked {
+        format!("<={version}")
+    } else {
+        format!("={version}")
+    };
+    let manifest = format!(
+        "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\
+         publish = false\n\n[lib]\npath = \"lib.rs\"\n\n[dependencies]\n\
+         {name} = {{ version = \"{requirement}\", default-features = false }}\n\n[workspace]\n"
+    );
+    let path = dir.join("Cargo.toml");
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(manifest.as_str()) {
+        std::fs::write(&path, &manifest).expect("the scratch directory is writable");
+        std::fs::write(dir.join("lib.rs"), "").expect("the scratch directory is writable");
+        let _ = std::fs::remove_file(dir.join("Cargo.lock"));
+    }
+    if !dir.join("Cargo.lock").exists() {
+        cargo(&dir, &["generate-lockfile"]);
+        if yanked {
+            cargo(&dir, &["update", "--package", name, "--precise", version]);
+        }
+    }
+    source_dir(&dir, name, version)
+}
+
+/// Runs cargo with `args` on the manifest in `dir`, asserting that it succeeds.
+fn cargo(dir: &Path, args: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());
+    let out = Command::new(cargo)
+        .args(args)
+        .arg("--manifest-path")
+        .arg(dir.join("Cargo.toml"))
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// A top-level `use` statement rewritten (the module docs say how), or `None` if it stays;
@@ -219,5 +271,4 @@ pub fn build(sources: &[Source], patches: &[Patch]) {
     std::fs::write(out_dir.join("sources.rs"), listed).expect("OUT_DIR is writable");
     println!("cargo::rerun-if-changed=build.rs");
     println!("cargo::rerun-if-changed=src/patches.rs");
-    println!("cargo::rerun-if-changed=../gen.rs");
 }

@@ -1,10 +1,11 @@
-// The test that the generated modules are the published source with only their `use` lines
-// rewritten and the listed patches applied, shared by both crates' `tests/generated.rs`
-// (each lists, in `CHANGED`, how many lines of each file the rewrite changes, and includes
-// its `src/patches.rs`). The rewrite is checked here against rules of its own, not by
-// running the generator again.
+//! The test that the generated modules are the published source with only their `use`
+//! lines rewritten and the listed patches applied, which each checks crate's
+//! `tests/generated.rs` runs on its own files (listing, in `changed`, how many lines of each
+//! file the rewrite changes). The rewrite is checked here against rules of its own, not by
+//! running the generator again.
 
-include!(concat!(env!("OUT_DIR"), "/sources.rs"));
+use crate::Patch;
+use std::path::Path;
 
 /// Each allowed rewrite: the prefix the generated line has after `use ` (or `pub use `), and
 /// the start of the published path it goes before.
@@ -40,27 +41,34 @@ fn is_use_rewrite(published: &str, generated: &str, root: Option<&str>) -> bool 
     })
 }
 
-#[test]
-fn generated_files_differ_from_the_published_source_only_as_listed() {
-    let out_dir = std::path::Path::new(env!("OUT_DIR"));
+/// Asserts that each generated file of `sources` (its name under `out_dir`, its published
+/// source, and for a crate root the module it becomes: the build script's `sources.rs`)
+/// differs from its published source only by the `use` rewrites, `changed` lines of them (in
+/// the order of `sources`), and by `patches`, each applied as many times as it says.
+pub fn assert_generated_as_listed(
+    out_dir: &Path,
+    sources: &[(&str, &str, Option<&str>)],
+    changed: &[(&str, usize)],
+    patches: &[Patch],
+) {
     assert_eq!(
-        SOURCES.iter().map(|(f, _, _)| *f).collect::<Vec<_>>(),
-        CHANGED.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
-        "the files generated are the files listed in CHANGED"
+        sources.iter().map(|(f, _, _)| *f).collect::<Vec<_>>(),
+        changed.iter().map(|(f, _)| *f).collect::<Vec<_>>(),
+        "the files generated are the files listed as changed"
     );
-    for (&(file, published, root), &(_, expected)) in SOURCES.iter().zip(CHANGED) {
+    for (&(file, published, root), &(_, expected)) in sources.iter().zip(changed) {
         let published = std::fs::read_to_string(published).unwrap();
         let generated = std::fs::read_to_string(out_dir.join(file)).unwrap();
         let old: Vec<_> = published.lines().collect();
         let new: Vec<_> = generated.lines().collect();
         assert_eq!(old.len(), new.len(), "{file}: lines added or removed");
         let mut rewritten = 0;
-        let mut patched = vec![0; PATCHES.len()];
+        let mut patched = vec![0; patches.len()];
         for (n, (a, b)) in old.iter().zip(&new).enumerate() {
             if a == b {
                 continue;
             }
-            let patch = PATCHES
+            let patch = patches
                 .iter()
                 .position(|p| p.file == file && p.from == *a && p.to == *b);
             if let Some(i) = patch {
@@ -79,9 +87,13 @@ fn generated_files_differ_from_the_published_source_only_as_listed() {
             }
         }
         assert_eq!(rewritten, expected, "{file}: use lines rewritten");
-        for (p, n) in PATCHES.iter().zip(patched) {
+        for (p, n) in patches.iter().zip(patched) {
             if p.file == file {
-                assert_eq!(n, p.times, "{file}: {:?} patched {n} times ({})", p.from, p.why);
+                assert_eq!(
+                    n, p.times,
+                    "{file}: {:?} patched {n} times ({})",
+                    p.from, p.why
+                );
             }
         }
     }
