@@ -15,47 +15,8 @@ use parkcheck::sync::thread;
 
 use crate::pl;
 
-/// A plain cell: loom's `UnsafeCell` under loom (each access checked against every other for
-/// an ordering), an `UnsafeCell` under shuttle (which models no memory ordering: a lost
-/// update shows in the counts instead).
-pub(crate) struct Cell(
-    #[cfg(feature = "loom")] loom::cell::UnsafeCell<usize>,
-    #[cfg(not(feature = "loom"))] std::cell::UnsafeCell<usize>,
-);
-
-// SAFETY: every access is made under the lock the model checks (that is the property under
-// test: a model fails when two accesses are not ordered, loom by its race report).
-unsafe impl Sync for Cell {}
-
-impl Cell {
-    pub(crate) fn new() -> Cell {
-        Cell(Default::default())
-    }
-
-    /// Adds one; the caller holds the lock that protects the cell.
-    pub(crate) fn bump(&self) {
-        #[cfg(feature = "loom")]
-        // SAFETY: under the lock (the property the model checks).
-        self.0.with_mut(|p| unsafe { *p += 1 });
-        #[cfg(not(feature = "loom"))]
-        // SAFETY: under the lock (the property the model checks).
-        unsafe {
-            *self.0.get() += 1
-        };
-    }
-
-    /// Reads it; the caller holds the lock that protects the cell.
-    pub(crate) fn get(&self) -> usize {
-        #[cfg(feature = "loom")]
-        // SAFETY: under the lock (the property the model checks).
-        return self.0.with(|p| unsafe { *p });
-        #[cfg(not(feature = "loom"))]
-        // SAFETY: under the lock (the property the model checks).
-        unsafe {
-            *self.0.get()
-        }
-    }
-}
+/// A plain cell for the data a lock protects (`parkcheck-shim`).
+pub(crate) use parkcheck_shim::DataCell as Cell;
 
 /// Marks the first use of a lock by the thread that built it, before it is shared: the
 /// shimmed atomics are created on first use (`shim.rs`), and loom requires that creation to

@@ -45,24 +45,21 @@ const FLAWED_FROM: &str = "1.21.4";
 
 fn main() {
     let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets it"));
-    let scratch = out_dir.join("registry");
-    // Each distinct text of the file, with the versions that publish it and its path there.
-    let mut distinct: Vec<(String, Vec<&str>, std::path::PathBuf)> = Vec::new();
-    for &(version, yanked) in VERSIONS {
-        let path = generate::fetch_source_dir(&scratch, "once_cell", version, yanked)
-            .join("src/imp_pl.rs");
-        let text =
-            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        match distinct.iter_mut().find(|(t, _, _)| *t == text) {
-            Some((_, versions, _)) => versions.push(version),
-            None => distinct.push((text, vec![version], path)),
-        }
-    }
+    let distinct = generate::fetch_distinct(
+        &out_dir.join("registry"),
+        "once_cell",
+        VERSIONS,
+        "imp_pl.rs",
+    );
     let latest = distinct
         .iter()
-        .find(|(_, versions, _)| versions.contains(&FLAWED_FROM))
-        .map(|(text, _, path)| (text.clone(), path.clone()))
+        .find(|d| d.versions.contains(&FLAWED_FROM))
         .expect("the flawed copy's version is listed");
+    let flawed = generate::Distinct {
+        text: latest.text.clone(),
+        versions: vec!["flawed-no-wake-up"],
+        published: latest.published.clone(),
+    };
     let mut modules = String::new();
     let mut listed = String::from(
         "/// Each generated file: its name, its published source, and for a crate root the \
@@ -72,38 +69,30 @@ fn main() {
         "/// Each distinct text of `imp_pl.rs`: the versions that publish it, and its cell.\n\
          pub const VERSIONS: &[Source] = &[\n",
     );
-    let flawed = (latest.0, vec!["flawed-no-wake-up"], latest.1);
-    for (text, versions, published) in distinct.iter().chain(std::iter::once(&flawed)) {
-        let dir = versions[0];
-        let module = if dir.starts_with(|c: char| c.is_ascii_digit()) {
-            format!("v{}", dir.replace(['.', '-'], "_"))
-        } else {
-            dir.replace('-', "_")
-        };
+    for d in distinct.iter().chain(std::iter::once(&flawed)) {
+        let dir = d.versions[0];
+        let module = generate::module_name(dir);
         let name = format!("once_cell/{dir}/imp_pl.rs");
-        let generated = out_dir.join(&name);
-        std::fs::create_dir_all(generated.parent().expect("a file has a directory"))
-            .expect("OUT_DIR is writable");
-        std::fs::write(&generated, generate::generate(text, &name, None, PATCHES))
-            .expect("OUT_DIR is writable");
-        let has_wait = text.contains("pub(crate) fn wait(&self)");
-        modules.push_str(&format!(
-            "#[path = {:?}]\n#[allow(warnings, clippy::all, clippy::pedantic, reason = \"published source\")]\nmod {module};\nadapt!({module}, {has_wait});\n",
-            generated.display().to_string(),
+        let has_wait = d.text.contains("pub(crate) fn wait(&self)");
+        modules.push_str(&generate::write_module(
+            &out_dir, &name, &module, &d.text, PATCHES,
         ));
+        modules.push_str(&format!("adapt!({module}, {has_wait});\n"));
         listed.push_str(&format!(
             "    ({name:?}, {:?}, None),\n",
-            published.display().to_string()
+            d.published.display().to_string()
         ));
         let entry = format!(
-            "    Source {{ versions: &{versions:?}, has_wait: {has_wait}, new: || Box::new({module}::OnceCell::<Value>::new()) }},\n"
+            "Source {{ versions: &{:?}, has_wait: {has_wait}, new: || Box::new({module}::OnceCell::<Value>::new()) }}",
+            d.versions
         );
-        if dir == "flawed-no-wake-up" {
-            table.push_str("];\n\n/// The deliberately flawed copy of the latest version (`src/patches.rs`).\npub const FLAWED_NO_WAKE_UP: Source =\n");
-            table.push_str(entry.trim_start().trim_end_matches(",\n"));
-            table.push_str(";\n");
+        if std::ptr::eq(d, &flawed) {
+            table.push_str(&format!(
+                "];\n\n/// The deliberately flawed copy of {FLAWED_FROM} (`src/patches.rs`).\n\
+                 pub const FLAWED_NO_WAKE_UP: Source = {entry};\n"
+            ));
         } else {
-            table.push_str(&entry);
+            table.push_str(&format!("    {entry},\n"));
         }
     }
     listed.push_str("];\n");

@@ -117,6 +117,8 @@ impl Step {
                 "parkcheck-gen",
                 "-p",
                 "parkcheck-once-cell",
+                "-p",
+                "parkcheck-dashmap",
                 "--features",
                 "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
@@ -147,13 +149,15 @@ impl Step {
                 "parkcheck-parking-lot-0-13",
                 "-p",
                 "parkcheck-once-cell",
+                "-p",
+                "parkcheck-dashmap",
                 "--features",
                 "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
                  parksema-condvar/loom,parksema-condvar/broken_condvar,\
                  parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-12/unfaithful,\
                  parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful,\
-                 parkcheck-once-cell/loom",
+                 parkcheck-once-cell/loom,parkcheck-dashmap/loom",
                 "--",
                 "-Z",
                 "unstable-options",
@@ -179,12 +183,14 @@ impl Step {
                 "parkcheck-parking-lot-0-13",
                 "-p",
                 "parkcheck-once-cell",
+                "-p",
+                "parkcheck-dashmap",
                 "--features",
                 "parksema/shuttle,parksema/broken_sema,parkcheck/shuttle,parkcheck/unfaithful,\
                  parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
                  parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle,\
-                 parkcheck-once-cell/shuttle",
+                 parkcheck-once-cell/shuttle,parkcheck-dashmap/shuttle",
                 "--",
                 "-Z",
                 "unstable-options",

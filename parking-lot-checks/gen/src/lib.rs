@@ -114,6 +114,73 @@ pub fn fetch_source_dir(scratch: &Path, name: &str, version: &str, yanked: bool)
     source_dir(&dir, name, version)
 }
 
+/// One distinct text of a file across published versions.
+pub struct Distinct {
+    /// The file's text.
+    pub text: String,
+    /// The versions that publish it, in the order given.
+    pub versions: Vec<&'static str>,
+    /// Where the first of them has it.
+    pub published: PathBuf,
+}
+
+/// `file` (a path under `src/`) of the package `name` at each of `versions` (with whether it
+/// is yanked), each taken from the registry ([`fetch_source_dir`], under `scratch`), grouped
+/// by text in the order first seen: versions that share a text are one check.
+pub fn fetch_distinct(
+    scratch: &Path,
+    name: &str,
+    versions: &[(&'static str, bool)],
+    file: &str,
+) -> Vec<Distinct> {
+    let mut distinct: Vec<Distinct> = Vec::new();
+    for &(version, yanked) in versions {
+        let path = fetch_source_dir(scratch, name, version, yanked)
+            .join("src")
+            .join(file);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        match distinct.iter_mut().find(|d| d.text == text) {
+            Some(d) => d.versions.push(version),
+            None => distinct.push(Distinct {
+                text,
+                versions: vec![version],
+                published: path,
+            }),
+        }
+    }
+    distinct
+}
+
+/// The module a generated copy named `dir` is compiled as: `v` and the version with `.` and
+/// `-` as `_` (`1.12.0-pre.1`: `v1_12_0_pre_1`), or a name that is no version with `-` as `_`.
+pub fn module_name(dir: &str) -> String {
+    if dir.starts_with(|c: char| c.is_ascii_digit()) {
+        format!("v{}", dir.replace(['.', '-'], "_"))
+    } else {
+        dir.replace('-', "_")
+    }
+}
+
+/// Writes `text` of `file` generated ([`generate`], with `patches`) to `out_dir/name`, and
+/// returns the `#[path]` module declaration of it as `module` for `modules.rs`.
+pub fn write_module(
+    out_dir: &Path,
+    name: &str,
+    module: &str,
+    text: &str,
+    patches: &[Patch],
+) -> String {
+    let generated = out_dir.join(name);
+    std::fs::create_dir_all(generated.parent().expect("a file has a directory"))
+        .expect("OUT_DIR is writable");
+    std::fs::write(&generated, generate(text, name, None, patches)).expect("OUT_DIR is writable");
+    format!(
+        "#[path = {:?}]\n#[allow(warnings, clippy::all, clippy::pedantic, reason = \"published source\")]\nmod {module};\n",
+        generated.display().to_string(),
+    )
+}
+
 /// Runs cargo with `args` on the manifest in `dir`, asserting that it succeeds.
 fn cargo(dir: &Path, args: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_string());

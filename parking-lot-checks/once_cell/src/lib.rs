@@ -41,43 +41,22 @@ unsafe fn unwrap_unchecked<T>(val: Option<T>) -> T {
     val.expect("unwrap_unchecked on None: the caller's promise is broken")
 }
 
-/// The value the models store: a plain cell the checker watches (loom's `UnsafeCell`, whose
-/// read not ordered after its write is a race loom reports; shuttle models no ordering).
+/// The value the models store: a plain cell the checker watches (`parkcheck-shim`'s
+/// `DataCell`: under loom, a read not ordered after the write is a race it reports).
 #[derive(Debug)]
-pub struct Value(
-    #[cfg(feature = "loom")] loom::cell::UnsafeCell<u32>,
-    #[cfg(not(feature = "loom"))] std::cell::UnsafeCell<u32>,
-);
-
-// SAFETY: the cell is written once, by the thread that builds the value, before the value is
-// shared; every other access is a read.
-unsafe impl Sync for Value {}
+pub struct Value(shim::DataCell);
 
 impl Value {
     /// A value holding `v`, written by the calling thread.
     pub fn new(v: u32) -> Value {
-        let value = Value(Default::default());
-        #[cfg(feature = "loom")]
-        // SAFETY: nobody else has the value yet.
-        value.0.with_mut(|p| unsafe { *p = v });
-        #[cfg(not(feature = "loom"))]
-        // SAFETY: as above.
-        unsafe {
-            *value.0.get() = v
-        };
+        let value = Value(shim::DataCell::new());
+        value.0.set(v as usize);
         value
     }
 
     /// What the value holds (under loom, a race if this read is not ordered after the write).
     pub fn read(&self) -> u32 {
-        #[cfg(feature = "loom")]
-        // SAFETY: the only write happened before the value was shared (`new`).
-        return self.0.with(|p| unsafe { *p });
-        #[cfg(not(feature = "loom"))]
-        // SAFETY: as above.
-        unsafe {
-            *self.0.get()
-        }
+        self.0.get() as u32
     }
 }
 

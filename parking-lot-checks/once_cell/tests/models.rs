@@ -25,7 +25,6 @@ use parkcheck_once_cell::{parkcheck, Cell, InitError, Source, Value, FLAWED_NO_W
 
 use parkcheck::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use parkcheck::sync::thread;
-use std::panic::catch_unwind;
 use std::sync::Arc;
 
 /// A model: what it is called, and its body for one version.
@@ -33,7 +32,6 @@ type Model = (&'static str, fn(&'static Source));
 
 /// Random and PCT schedules per model under shuttle (each finishes in well under a second
 /// per version).
-#[cfg(all(feature = "shuttle", not(feature = "loom")))]
 const SCHEDULES: usize = 1000;
 
 /// A new cell of `source`, used once on this thread before it is shared (the shimmed atomic
@@ -128,35 +126,19 @@ fn wait_outlasts_an_erring_initializer(source: &'static Source) {
     waiter.join().unwrap();
 }
 
-/// Runs `model` on `source` under this build's checker, printing its size and time.
+/// Runs `model` on `source` under this build's checker, unbounded under loom, printing its
+/// size and time.
 fn check(name: &str, source: &'static Source, model: fn(&'static Source)) {
-    let runs = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let start = std::time::Instant::now();
-    let counted = {
-        let runs = Arc::clone(&runs);
-        move || {
-            runs.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            model(source);
-        }
-    };
-    #[cfg(feature = "loom")]
-    {
-        loom::model::Builder::new().check(counted);
-    }
-    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
-    {
-        shuttle::check_random(counted.clone(), SCHEDULES);
-        shuttle::check_pct(counted, SCHEDULES, 3);
-    }
+    let runs = parkcheck_shim::check(None, SCHEDULES, move || model(source));
     let unit = if cfg!(feature = "loom") {
         "executions (unbounded)"
     } else {
         "schedules (random + PCT)"
     };
     println!(
-        "once_cell {:?} {name}: {} {unit}, {:.2} s",
+        "once_cell {:?} {name}: {runs} {unit}, {:.2} s",
         source.versions,
-        runs.load(std::sync::atomic::Ordering::Relaxed),
         start.elapsed().as_secs_f64()
     );
 }
@@ -169,15 +151,7 @@ fn failure(
     flaw: impl FnOnce(&mut dyn FnMut()),
 ) -> Option<String> {
     let mut outcome = None;
-    flaw(&mut || {
-        let run = catch_unwind(|| check(name, source, model));
-        outcome = Some(run.err().map(|p| {
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
-                .unwrap_or_default()
-        }));
-    });
+    flaw(&mut || outcome = Some(parkcheck_shim::failure(|| check(name, source, model))));
     outcome.expect("the flaw runs the model")
 }
 

@@ -1,6 +1,7 @@
 //! What the generated modules import in place of `core`/`std` in the `use` lines that name
 //! atomics: `core` and `std` themselves, but for `sync::atomic`, which is the checker's under
-//! loom and shuttle.
+//! loom and shuttle; and what their models share: a plain data cell ([`DataCell`]) and the
+//! runner ([`check`], [`failure`]).
 //!
 //! The checker's atomics cannot be built in a `const` (parking_lot's `RawMutex::INIT`, a
 //! `const`, holds an `AtomicU8`; `Once::new` and `Condvar::new` are `const fn`s). So each
@@ -18,6 +19,105 @@
     dead_code,
     reason = "the full API, of which each version's files use a part"
 )]
+
+/// Runs a model under this build's checker: loom (every interleaving within `bound`
+/// preemptions; `None`: unbounded) or shuttle (`schedules` random and as many PCT schedules,
+/// depth 3). Returns the executions or schedules run.
+#[cfg(any(feature = "loom", feature = "shuttle"))]
+pub fn check(
+    bound: Option<usize>,
+    schedules: usize,
+    body: impl Fn() + Send + Sync + 'static,
+) -> usize {
+    let runs = ::std::sync::Arc::new(::std::sync::atomic::AtomicUsize::new(0));
+    let counted = {
+        let runs = ::std::sync::Arc::clone(&runs);
+        move || {
+            runs.fetch_add(1, ::std::sync::atomic::Ordering::Relaxed);
+            body();
+        }
+    };
+    #[cfg(feature = "loom")]
+    {
+        let _ = schedules;
+        let mut builder = loom::model::Builder::new();
+        builder.preemption_bound = bound;
+        builder.check(counted);
+    }
+    #[cfg(all(feature = "shuttle", not(feature = "loom")))]
+    {
+        let _ = bound;
+        let counted = ::std::sync::Arc::new(counted);
+        let random = ::std::sync::Arc::clone(&counted);
+        shuttle::check_random(move || random(), schedules);
+        shuttle::check_pct(move || counted(), schedules, 3);
+    }
+    runs.load(::std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The message of the failure `run` ends in (a checker's report is a panic), `None` if it
+/// passed.
+pub fn failure(run: impl FnOnce()) -> Option<String> {
+    ::std::panic::catch_unwind(::std::panic::AssertUnwindSafe(run))
+        .err()
+        .map(|p| {
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_string()))
+                .unwrap_or_default()
+        })
+}
+
+/// A plain cell for the data a checked primitive protects, in the models: loom's
+/// `UnsafeCell` under loom (each access checked against every other for an ordering: two
+/// unordered ones are a race it reports), an `UnsafeCell` otherwise (shuttle models no memory
+/// ordering: a lost update shows in the counts instead).
+#[derive(Debug, Default)]
+pub struct DataCell(
+    #[cfg(feature = "loom")] loom::cell::UnsafeCell<usize>,
+    #[cfg(not(feature = "loom"))] ::std::cell::UnsafeCell<usize>,
+);
+
+// SAFETY: a model makes every access under the primitive it checks, or publishes the cell
+// through it (that is the property under test: loom's race report when two accesses are not
+// ordered).
+unsafe impl Sync for DataCell {}
+
+impl DataCell {
+    /// A cell holding 0.
+    pub fn new() -> DataCell {
+        DataCell::default()
+    }
+
+    /// Sets it to `v`; the caller's access is ordered by what the model checks.
+    pub fn set(&self, v: usize) {
+        #[cfg(feature = "loom")]
+        // SAFETY: ordered by the checked primitive (the property the model checks).
+        self.0.with_mut(|p| unsafe { *p = v });
+        #[cfg(not(feature = "loom"))]
+        // SAFETY: as above.
+        unsafe {
+            *self.0.get() = v
+        };
+    }
+
+    /// Adds one, as [`set`](DataCell::set).
+    pub fn bump(&self) {
+        self.set(self.get() + 1);
+    }
+
+    /// Reads it, as [`set`](DataCell::set).
+    pub fn get(&self) -> usize {
+        #[cfg(feature = "loom")]
+        // SAFETY: ordered by the checked primitive (the property the model checks).
+        return self.0.with(|p| unsafe { *p });
+        #[cfg(not(feature = "loom"))]
+        // SAFETY: as above.
+        unsafe {
+            *self.0.get()
+        }
+    }
+}
 
 pub mod core {
     pub use ::core::*;
