@@ -74,6 +74,11 @@ thread_local! {
 
 /// Runs `f`, returning its panic message as `Err` if it panics, without printing the
 /// panic. The quiet hook is installed once per process and delegates every panic that
+/// `n` permits, as the error messages write it ("1 permit", "2 permits").
+fn permits(n: usize) -> String {
+    format!("{n} permit{}", if n == 1 { "" } else { "s" })
+}
+
 /// was not expected (a failing assertion, say) to the previous hook.
 fn quietly<R>(f: impl FnOnce() -> R) -> Result<R, String> {
     static HOOK: Once = Once::new();
@@ -518,7 +523,7 @@ fn step<'s>(
                     },
                 ),
                 (Err(msg), Err((available, n))) => {
-                    let want = format!("cannot add {n} permits to the {available} available");
+                    let want = format!("cannot add {} to the {available} available", permits(n));
                     prop_assert!(msg.contains(&want), "{op:?}: panic {msg:?} lacks {want:?}");
                     saw(seen, op, "panicked: semaphore full");
                 }
@@ -533,7 +538,8 @@ fn step<'s>(
             match (quietly(|| borrowed.add_permits(n)), expected) {
                 (Ok(()), Ok(())) => saw(seen, op, "added"),
                 (Err(msg), Err((available, added))) => {
-                    let want = format!("cannot add {added} permits to the {available} available");
+                    let want =
+                        format!("cannot add {} to the {available} available", permits(added));
                     prop_assert!(msg.contains(&want), "{op:?}: panic {msg:?} lacks {want:?}");
                     saw(seen, op, "panicked: would overflow");
                 }
@@ -548,7 +554,11 @@ fn step<'s>(
             let actual = borrowed.try_add_permits(n);
             if let Err(e) = &actual {
                 let text = e.to_string();
-                let want = format!("cannot add {n} permits to the {} available", e.available());
+                let want = format!(
+                    "cannot add {} to the {} available",
+                    permits(n),
+                    e.available()
+                );
                 prop_assert!(text.contains(&want), "{op:?}: {text:?} lacks {want:?}");
             }
             let actual = actual.map_err(|e| (e.available(), e.added()));
@@ -1039,7 +1049,7 @@ proptest! {
         match (quietly(|| sem.add_permits(n)), fits) {
             (Ok(()), Some(total)) => prop_assert_eq!(sem.available_permits(), total),
             (Err(msg), None) => {
-                let want = format!("cannot add {n} permits to the {initial} available");
+                let want = format!("cannot add {} to the {initial} available", permits(n));
                 prop_assert!(msg.contains(&want), "panic {msg:?} lacks {want:?}");
                 let after = format!("{sem:?}");
                 prop_assert_eq!(&after, &before, "add_permits({}) changed the state", n);

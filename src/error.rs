@@ -145,9 +145,10 @@ impl fmt::Display for AddPermitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "cannot add {} permits to the {} available: the total would exceed \
+            "cannot add {} permit{} to the {} available: the total would exceed \
              Semaphore::MAX_PERMITS ({}); the count is unchanged",
             self.added,
+            if self.added == 1 { "" } else { "s" },
             self.available,
             Semaphore::MAX_PERMITS
         )

@@ -5,13 +5,15 @@ use std::sync::Arc;
 
 use crate::Semaphore;
 
-/// Panics for a `merge` of permits from two different semaphores, naming both.
+/// Panics for a `merge` (`call`: `Permit::merge` or `OwnedPermit::merge`) of permits from
+/// two different semaphores, naming both.
 #[cold]
 #[track_caller]
-fn different_semaphores(mine: &Semaphore, theirs: &Semaphore) -> ! {
+fn different_semaphores(call: &str, mine: &Semaphore, theirs: &Semaphore) -> ! {
     panic!(
-        "Permit::merge: the permits come from different semaphores ({:p}: {mine:?}; {:p}: \
-         {theirs:?}); merge only permits of one semaphore",
+        "{call}: the permits come from different semaphores ({:p}: {mine:?}; {:p}: \
+         {theirs:?}); merge only permits of one semaphore (both guards are left as they \
+         were: the merged-in one is dropped, which returns its permits to its own semaphore)",
         mine, theirs
     )
 }
@@ -20,11 +22,11 @@ fn different_semaphores(mine: &Semaphore, theirs: &Semaphore) -> ! {
 /// could never go back to a semaphore (more than [`Semaphore::MAX_PERMITS`]; with
 /// `MAX_PERMITS = usize::MAX >> 3` that bound is also what keeps the sum from wrapping).
 #[track_caller]
-fn merged(mine: usize, theirs: usize) -> usize {
+fn merged(call: &str, mine: usize, theirs: usize) -> usize {
     match mine.checked_add(theirs) {
         Some(sum) if sum <= Semaphore::MAX_PERMITS => sum,
         _ => panic!(
-            "Permit::merge: {mine} + {theirs} permits exceed Semaphore::MAX_PERMITS ({}), \
+            "{call}: {mine} + {theirs} permits exceed Semaphore::MAX_PERMITS ({}), \
              so the merged permit could never be returned; both permits are left as they \
              were (the merged-in one is dropped, which returns its permits)",
             Semaphore::MAX_PERMITS
@@ -141,9 +143,9 @@ impl<'a> Permit<'a> {
     #[track_caller]
     pub fn merge(&mut self, mut other: Permit<'a>) {
         if !core::ptr::eq(self.sem, other.sem) {
-            different_semaphores(self.sem, other.sem);
+            different_semaphores("Permit::merge", self.sem, other.sem);
         }
-        self.permits = merged(self.permits, other.permits);
+        self.permits = merged("Permit::merge", self.permits, other.permits);
         other.permits = 0;
     }
 
@@ -320,9 +322,9 @@ impl OwnedPermit {
     #[track_caller]
     pub fn merge(&mut self, mut other: OwnedPermit) {
         if !Arc::ptr_eq(&self.sem, &other.sem) {
-            different_semaphores(&self.sem, &other.sem);
+            different_semaphores("OwnedPermit::merge", &self.sem, &other.sem);
         }
-        self.permits = merged(self.permits, other.permits);
+        self.permits = merged("OwnedPermit::merge", self.permits, other.permits);
         other.permits = 0;
     }
 

@@ -123,7 +123,13 @@ fn returning_a_permit_to_a_full_semaphore_panics() {
     let permit = sem.acquire().unwrap();
     sem.add_permits(Semaphore::MAX_PERMITS);
     let msg = panic_message(move || drop(permit));
-    assert!(msg.contains("cannot add 1 permits"), "{msg}");
+    assert!(
+        msg.contains(
+            "a dropped permit guard could not return its 1 permit: cannot add 1 permit to"
+        ),
+        "{msg}"
+    );
+    assert!(msg.contains("they are forgotten"), "{msg}");
     assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
 }
 
@@ -170,7 +176,11 @@ fn release_fair_into_a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
     let held = other.acquire().unwrap();
     other.add_permits(Semaphore::MAX_PERMITS);
     let msg = panic_message(move || held.release_fair());
-    assert!(msg.contains("cannot add 1 permits"), "{msg}");
+    assert!(
+        msg.contains("release_fair could not return the guard's 1 permit: cannot add 1 permit to"),
+        "{msg}"
+    );
+    assert!(msg.contains("the 1 refused are forgotten"), "{msg}");
     assert_eq!(other.available_permits(), Semaphore::MAX_PERMITS);
 }
 
@@ -608,7 +618,10 @@ fn merging_permits_of_two_semaphores_panics_naming_both_and_loses_nothing() {
     let b = Semaphore::new(3);
     let mut pa = a.acquire().unwrap();
     let msg = panic_message(|| pa.merge(b.acquire_many(2).unwrap()));
-    assert!(msg.contains("different semaphores"), "{msg}");
+    assert!(
+        msg.starts_with("Permit::merge: the permits come from different semaphores"),
+        "{msg}"
+    );
     assert!(
         msg.contains("permits: 1") && msg.contains("permits: 1,"),
         "{msg}"
@@ -630,7 +643,10 @@ fn merging_permits_of_two_semaphores_panics_naming_both_and_loses_nothing() {
     let b = Arc::new(Semaphore::new(1));
     let mut pa = Arc::clone(&a).acquire_owned().unwrap();
     let msg = panic_message(|| pa.merge(Arc::clone(&b).acquire_owned().unwrap()));
-    assert!(msg.contains("different semaphores"), "{msg}");
+    assert!(
+        msg.starts_with("OwnedPermit::merge: the permits come from different semaphores"),
+        "{msg}"
+    );
     assert_eq!((pa.num_permits(), b.available_permits()), (1, 1));
 }
 
@@ -664,6 +680,7 @@ fn a_merge_past_max_permits_panics_and_wraps_nothing() {
     owned.add_permits(1);
     let one = Arc::clone(&owned).acquire_owned().unwrap();
     let msg = panic_message(|| all.merge(one));
+    assert!(msg.starts_with("OwnedPermit::merge: "), "{msg}");
     assert!(msg.contains("exceed Semaphore::MAX_PERMITS"), "{msg}");
     assert_eq!(all.num_permits(), Semaphore::MAX_PERMITS);
     assert_eq!(owned.forget_permits(1), 1, "the merged-in permit went back");

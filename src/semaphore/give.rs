@@ -108,7 +108,12 @@ impl Semaphore {
         if let Err(e) = self.release(n, true)
             && !std::thread::panicking()
         {
-            panic!("{e}");
+            panic!(
+                "release_fair could not return the guard's {n} permit{}: {e}; those it handed \
+                 to parked threads are theirs, the {} refused are forgotten",
+                plural(n),
+                e.added()
+            );
         }
     }
 
@@ -130,7 +135,11 @@ impl Semaphore {
         if let Err(e) = self.try_add_permits(n)
             && !std::thread::panicking()
         {
-            panic!("{e}");
+            panic!(
+                "a dropped permit guard could not return its {n} permit{}: {e}; they are \
+                 forgotten (the semaphore was filled while they were out)",
+                plural(n)
+            );
         }
     }
 
@@ -298,4 +307,9 @@ impl Semaphore {
     pub(super) fn no_waiter_left(&self, result: &UnparkResult) -> bool {
         self.flaw.clears_waiters(result, !result.have_more_threads)
     }
+}
+
+/// The plural ending for `n` permits.
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
