@@ -43,6 +43,10 @@ struct Slot {
     /// store, until it gives up on the model's number of branches).
     stored: Cell<bool>,
     thread: thread::Thread,
+    /// The token the thread parked with, and where its `park` was called: for the report of
+    /// the threads left parked when a checker stops ([`report_parked`]).
+    park_token: ParkToken,
+    site: &'static std::panic::Location<'static>,
 }
 
 /// A parked thread in its key's queue.
@@ -90,6 +94,8 @@ struct State {
     /// The timed parks of this execution, for the clock's wake-ups where the checker's
     /// `park` is how a timed thread waits (shuttle).
     timed: Vec<Weak<Slot>>,
+    /// Every park of this execution, for [`report_parked`].
+    parks: Vec<Weak<Slot>>,
     /// The lock all keys share under `Settings::one_bucket` (and the unfaithful
     /// `OneLockForAllKeys`, which is the same lock where the suite expects none).
     one_lock: Option<Rc<Mutex<()>>>,
@@ -199,10 +205,19 @@ struct ResetOnDrop;
 
 impl Drop for ResetOnDrop {
     fn drop(&mut self) {
+        // Shuttle drops the statics of a deadlocked execution before it reports the deadlock:
+        // the threads still parked are kept for that report.
+        let _ = LEFT_PARKED.try_with(|left| *left.borrow_mut() = report_parked());
         // Taken out first, dropped after: its buckets' drops must not find the cell borrowed.
         let old = STATE.try_with(|s| s.replace(State::default()));
         drop(old);
     }
+}
+
+std::thread_local! {
+    /// [`report_parked`] as the last execution on this OS thread ended (`None` once the next
+    /// one parks a thread).
+    static LEFT_PARKED: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
 /// Clears the "armed" mark of [`STATE`] if setting up [`RESET`] unwinds.
@@ -453,6 +468,7 @@ fn deliver(chosen: Vec<Waiter>, token: UnparkToken) {
 /// `timed_out` run under the bucket lock and must not call into the table or unwind;
 /// `before_sleep` must not park or unwind. The model checks the callback rules and fails the
 /// run when one is broken.
+#[track_caller]
 pub unsafe fn park(
     key: usize,
     validate: impl FnOnce() -> bool,
@@ -479,6 +495,7 @@ enum Wait {
 
 /// [`park`]'s body: a safe function, so that `cargo mutants` mutates it (it skips the bodies
 /// of `unsafe fn`s). Nothing in it needs the caller's promises: the model only compares keys.
+#[track_caller]
 fn park_safe(
     key: usize,
     validate: impl FnOnce() -> bool,
@@ -487,6 +504,7 @@ fn park_safe(
     park_token: ParkToken,
     timeout: Option<Instant>,
 ) -> ParkResult {
+    install_report();
     let slot = Rc::new(Slot {
         woken: AtomicBool::new(false),
         token: Cell::new(None),
@@ -495,7 +513,11 @@ fn park_safe(
         asleep: Cell::new(false),
         stored: Cell::new(false),
         thread: thread::current(),
+        park_token,
+        site: std::panic::Location::caller(),
     });
+    state(|s| s.parks.push(Rc::downgrade(&slot)));
+    let _ = LEFT_PARKED.try_with(|left| left.borrow_mut().take());
     let under_lock = unfaithful(Unfaithful::BeforeSleepUnderLock);
     let mut before_sleep = Some(before_sleep);
     // Made a `SeqCst` store, so that the look below can tell it from the unparker's.
@@ -610,6 +632,74 @@ fn park_safe(
         thread::current().unpark();
     }
     result
+}
+
+/// Installs, once per process, a panic hook that prints [`report_parked`] when a checker
+/// stops an execution for a deadlock (loom's "deadlock; threads = …", shuttle's "deadlock!
+/// blocked tasks: …": every thread blocked), then runs the hook that was there before.
+fn install_report() {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let payload = info
+                .payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("");
+            let deadlock =
+                payload.starts_with("deadlock;") || payload.contains("deadlock! blocked tasks");
+            let report = report_parked().or_else(|| {
+                LEFT_PARKED
+                    .try_with(|left| left.borrow_mut().take())
+                    .ok()
+                    .flatten()
+            });
+            if deadlock && let Some(report) = report {
+                eprintln!("{report}");
+            }
+            previous(info);
+        }));
+    });
+}
+
+/// The threads parked in this execution's table and never woken (blocked in the checker's
+/// `park`, no unparker having stored their word): each with its key, its park token and
+/// where its `park` was called. `None` outside an execution, or with nobody parked. It reads
+/// plain cells only (no checker operation, no lock), so a panic hook may call it while the
+/// checker reports a deadlock.
+pub(crate) fn report_parked() -> Option<String> {
+    let lines: Vec<String> = STATE
+        .try_with(|s| {
+            let Ok(s) = s.try_borrow() else {
+                return Vec::new();
+            };
+            s.parks
+                .iter()
+                .filter_map(Weak::upgrade)
+                .filter(|slot| slot.asleep.get() && !slot.stored.get())
+                .map(|slot| {
+                    let name = slot.thread.name().map_or_else(
+                        || format!("{:?}", slot.thread.id()),
+                        |n| format!("{n:?} ({:?})", slot.thread.id()),
+                    );
+                    format!(
+                        "  thread {name} on key {:#x} with ParkToken({}), parked at {}",
+                        slot.key.get(),
+                        slot.park_token.0,
+                        slot.site
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (!lines.is_empty()).then(|| {
+        format!(
+            "parkcheck: threads parked in the model's park table, never woken:\n{}",
+            lines.join("\n")
+        )
+    })
 }
 
 /// Whether the unparker has set `slot`'s word, looked at with `order` (a checker operation)

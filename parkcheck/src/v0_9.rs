@@ -139,6 +139,7 @@ mod model {
     /// As `parking_lot_core::park` (0.9): `key` must be an address the caller controls;
     /// `validate` and `timed_out` run under the bucket lock and must not call into the table
     /// or unwind; `before_sleep` must not park or unwind (checked).
+    #[track_caller]
     pub unsafe fn park(
         key: usize,
         validate: impl FnOnce() -> bool,

@@ -119,6 +119,10 @@ impl Step {
                 "parkcheck-once-cell",
                 "-p",
                 "parkcheck-dashmap",
+                "-p",
+                "event-a",
+                "-p",
+                "flag-b",
                 "--features",
                 "parksema/broken_sema,parksema-condvar/broken_condvar,parksema-rwlock/broken_rwlock",
                 "--",
@@ -151,13 +155,18 @@ impl Step {
                 "parkcheck-once-cell",
                 "-p",
                 "parkcheck-dashmap",
+                "-p",
+                "event-a",
+                "-p",
+                "flag-b",
                 "--features",
                 "parksema/loom,parksema/broken_sema,parkcheck/loom,parkcheck/unfaithful,\
                  parksema-condvar/loom,parksema-condvar/broken_condvar,\
                  parksema-rwlock/loom,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/loom,parkcheck-parking-lot-0-12/unfaithful,\
                  parkcheck-parking-lot-0-13/loom,parkcheck-parking-lot-0-13/unfaithful,\
-                 parkcheck-once-cell/loom,parkcheck-dashmap/loom",
+                 parkcheck-once-cell/loom,parkcheck-dashmap/loom,\
+                 event-a/loom,flag-b/loom",
                 "--",
                 "-Z",
                 "unstable-options",
@@ -185,12 +194,17 @@ impl Step {
                 "parkcheck-once-cell",
                 "-p",
                 "parkcheck-dashmap",
+                "-p",
+                "event-a",
+                "-p",
+                "flag-b",
                 "--features",
                 "parksema/shuttle,parksema/broken_sema,parkcheck/shuttle,parkcheck/unfaithful,\
                  parksema-condvar/shuttle,parksema-condvar/broken_condvar,\
                  parksema-rwlock/shuttle,parksema-rwlock/broken_rwlock,\
                  parkcheck-parking-lot-0-12/shuttle,parkcheck-parking-lot-0-13/shuttle,\
-                 parkcheck-once-cell/shuttle,parkcheck-dashmap/shuttle",
+                 parkcheck-once-cell/shuttle,parkcheck-dashmap/shuttle,\
+                 event-a/shuttle,flag-b/shuttle",
                 "--",
                 "-Z",
                 "unstable-options",

@@ -88,6 +88,38 @@ fn park_all(keys: &[usize]) -> Vec<thread::JoinHandle<(usize, ParkResult)>> {
         .collect()
 }
 
+/// The report of threads left parked names each with its key, its park token and the line
+/// of its `park` call; a woken thread leaves it.
+#[test]
+fn the_parked_report_names_key_token_and_call_site() {
+    check(|| {
+        let line = line!() + 3;
+        let parked = thread::spawn(|| {
+            // SAFETY: key 21 is this test's; the callbacks do nothing.
+            unsafe { park(21, || true, || {}, |_, _| {}, ParkToken(5), None) }
+        });
+        let report = loop {
+            match report_parked() {
+                Some(report) => break report,
+                None => thread::yield_now(),
+            }
+        };
+        let site = format!("parkcheck/src/model/tests.rs:{line}:");
+        assert!(
+            report.contains("on key 0x15 with ParkToken(5), parked at ") && report.contains(&site),
+            "{report}"
+        );
+        // SAFETY: the callback returns a constant.
+        unsafe { unpark_one(21, |_| DEFAULT_UNPARK_TOKEN) };
+        assert!(parked.join().unwrap().is_unparked());
+        assert_eq!(
+            report_parked(),
+            None,
+            "a woken thread is no longer reported"
+        );
+    });
+}
+
 #[test]
 fn fifo_per_key() {
     check(|| {
