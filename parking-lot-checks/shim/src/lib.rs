@@ -1,7 +1,7 @@
 //! What the generated modules import in place of `core`/`std` in the `use` lines that name
 //! atomics: `core` and `std` themselves, but for `sync::atomic`, which is the checker's under
 //! loom and shuttle; and what their models share: a plain data cell ([`DataCell`]) and the
-//! runner ([`check`], [`failure`]).
+//! runner (`check`, under a checker feature, and `failure`).
 //!
 //! The checker's atomics cannot be built in a `const` (parking_lot's `RawMutex::INIT`, a
 //! `const`, holds an `AtomicU8`; `Once::new` and `Condvar::new` are `const fn`s). So each
