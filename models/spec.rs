@@ -217,6 +217,11 @@ pub(crate) struct Beside {
     /// permits from the count one request at a time, under the bucket lock, so such a call
     /// may land between two of them.
     pub(crate) observed: bool,
+    /// A plain release: it adds its permits to the count with a CAS before it takes any
+    /// bucket lock, so the add may land between two steps of a handoff walk, which then
+    /// hands to a request behind one it passed over before the add (what the walk hands is
+    /// then not the model's walk at either count).
+    pub(crate) added: bool,
 }
 
 /// The model's state.
@@ -1136,6 +1141,11 @@ impl History {
                         )
                         && (!self.real_time || self.overlap(i, j))
                 }),
+                added: (0..self.records.len()).any(|j| {
+                    j != i
+                        && matches!(self.records[j].call, Call::Release { ok: true, .. })
+                        && (!self.real_time || self.overlap(i, j))
+                }),
             })
             .collect();
         let mut seen = HashSet::new();
@@ -1269,13 +1279,18 @@ impl Search<'_> {
 
     /// Whether a release linearized from `before` to `after` handed its permits to as many
     /// parked requests as the park table counted threads unparked with `HANDED` for it (a
-    /// walk still under way, seen from beside it, to at most that many). A handoff and a
+    /// walk still under way, seen from beside it, to at most that many; not checked where a
+    /// plain release ran beside it, whose add may land in the middle of the walk:
+    /// `Beside::added`). A handoff and a
     /// wake-up that lets the woken thread take the same permits can end in the same history,
     /// so without this count an `Eventual` release that hands over before its turn is due
     /// passes; with it the timer's free choice (loom, real time) is pinned as well.
     fn hands_as_counted(&self, record: usize, before: &Spec, after: &Spec) -> bool {
         let r = &self.history.records[record];
         let Some(cost) = r.cost else { return true };
+        if self.beside[record].added {
+            return true;
+        }
         if !matches!(
             r.call,
             Call::Release { ok: true, .. } | Call::ReleaseFair { .. }
@@ -1389,11 +1404,21 @@ impl Search<'_> {
 impl std::fmt::Display for History {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         for r in &self.records {
-            writeln!(
+            write!(
                 f,
                 "  thread {} [{:>3}, {:>3}] {:?}",
                 r.thread, r.start, r.end, r.call
             )?;
+            // The park table's count for the call, where a checker gave one and it did
+            // something there.
+            match r.cost {
+                Some(c) if c != Cost::default() => writeln!(
+                    f,
+                    " (parks {}, unpark calls {}, woken {}, handed {})",
+                    c.parks, c.unpark_calls, c.woken, c.handed
+                )?,
+                _ => writeln!(f)?,
+            }
         }
         Ok(())
     }
@@ -1676,6 +1701,31 @@ mod known_answers {
         );
         assert!(still(1, 1000).linearizable().is_ok());
         assert!(still(0, 1000).linearizable().is_ok());
+        // A plain release's add may land in the middle of a `release_fair`'s walk: the walk
+        // passes over the first request (one permit of its own does not fit it), the add
+        // lands, and the second request fits. One handed, which neither count alone gives
+        // (0 before the add, 2 after); the other request is handed its permits later by the
+        // first's own `release_fair`. Every wake-up is one of those two handoffs.
+        let mid_walk_add = |adder_overlaps: bool| {
+            let add_at = if adder_overlaps { (5, 17) } else { (18, 19) };
+            history(
+                0,
+                Fairness::Barging,
+                vec![
+                    rec(0, 0, 30, acquire(2, Wait::Ok)),
+                    rec(1, 1, 7, acquire(2, Wait::Ok)),
+                    rec(2, 2, 3, Call::Parked { seen: 2 }),
+                    handing(rec(2, 4, 9, Call::ReleaseFair { n: 1 }), 1),
+                    with_cost(rec(3, add_at.0, add_at.1, release(10)), 1, 0, 0),
+                    handing(rec(1, 8, 16, Call::ReleaseFair { n: 2 }), 1),
+                ],
+            )
+        };
+        assert!(mid_walk_add(true).linearizable().is_ok());
+        assert!(
+            mid_walk_add(false).linearizable().is_err(),
+            "with the add after it, the first walk could hand nobody"
+        );
         let fair = |handed: usize| {
             history(
                 0,
@@ -2147,6 +2197,7 @@ mod known_answers {
                                 timer_alone: true,
                                 close: false,
                                 observed: false,
+                                added: false,
                             },
                         )
                         .into_iter()
