@@ -217,7 +217,7 @@ pub(crate) struct Beside {
     /// permits from the count one request at a time, under the bucket lock, so such a call
     /// may land between two of them.
     pub(crate) observed: bool,
-    /// A plain release: it adds its permits to the count with a CAS before it takes any
+    /// Another thread's plain release: it adds its permits to the count with a CAS before it takes any
     /// bucket lock, so the add may land between two steps of a handoff walk, which then
     /// hands to a request behind one it passed over before the add (what the walk hands is
     /// then not the model's walk at either count).
@@ -1142,7 +1142,7 @@ impl History {
                         && (!self.real_time || self.overlap(i, j))
                 }),
                 added: (0..self.records.len()).any(|j| {
-                    j != i
+                    self.records[j].thread != self.records[i].thread
                         && matches!(self.records[j].call, Call::Release { ok: true, .. })
                         && (!self.real_time || self.overlap(i, j))
                 }),
@@ -1279,9 +1279,9 @@ impl Search<'_> {
 
     /// Whether a release linearized from `before` to `after` handed its permits to as many
     /// parked requests as the park table counted threads unparked with `HANDED` for it (a
-    /// walk still under way, seen from beside it, to at most that many; not checked where a
-    /// plain release ran beside it, whose add may land in the middle of the walk:
-    /// `Beside::added`). A handoff and a
+    /// walk still under way, seen from beside it, to at most that many; not checked where
+    /// another thread's plain release ran beside it, whose add may land in the middle of the
+    /// walk: `Beside::added`). A handoff and a
     /// wake-up that lets the woken thread take the same permits can end in the same history,
     /// so without this count an `Eventual` release that hands over before its turn is due
     /// passes; with it the timer's free choice (loom, real time) is pinned as well.
