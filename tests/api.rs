@@ -131,6 +131,15 @@ fn returning_a_permit_to_a_full_semaphore_panics() {
     );
     assert!(msg.contains("they are forgotten"), "{msg}");
     assert_eq!(sem.available_permits(), Semaphore::MAX_PERMITS);
+    // More than one permit: the message counts them.
+    let sem = Semaphore::new(2);
+    let two = sem.acquire_many(2).unwrap();
+    sem.add_permits(Semaphore::MAX_PERMITS);
+    let msg = panic_message(move || drop(two));
+    assert!(
+        msg.contains("could not return its 2 permits: cannot add 2 permits to"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -182,6 +191,15 @@ fn release_fair_into_a_full_semaphore_does_not_turn_unwinding_into_an_abort() {
     );
     assert!(msg.contains("the 1 refused are forgotten"), "{msg}");
     assert_eq!(other.available_permits(), Semaphore::MAX_PERMITS);
+    let third = Semaphore::new(2);
+    let held = third.acquire_many(2).unwrap();
+    third.add_permits(Semaphore::MAX_PERMITS);
+    let msg = panic_message(move || held.release_fair());
+    assert!(
+        msg.contains("the guard's 2 permits: cannot add 2 permits to")
+            && msg.contains("the 2 refused"),
+        "{msg}"
+    );
 }
 
 #[test]
