@@ -638,8 +638,14 @@ fn park_safe(
 /// stops an execution for a deadlock (loom's "deadlock; threads = …", shuttle's "deadlock!
 /// blocked tasks: …": every thread blocked), then runs the hook that was there before.
 fn install_report() {
-    static INSTALLED: std::sync::Once = std::sync::Once::new();
-    INSTALLED.call_once(|| {
+    // Not while this OS thread is unwinding (a checker runs every model thread on it, so
+    // another model thread's panic counts): std refuses to change the hook then, and a
+    // later park installs it.
+    static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if std::thread::panicking() || INSTALLED.swap(true, Ordering::Relaxed) {
+        return;
+    }
+    {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             let payload = info
@@ -661,7 +667,7 @@ fn install_report() {
             }
             previous(info);
         }));
-    });
+    }
 }
 
 /// The threads parked in this execution's table and never woken (blocked in the checker's
