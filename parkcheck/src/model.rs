@@ -642,7 +642,10 @@ fn install_report() {
     // another model thread's panic counts): std refuses to change the hook then, and a
     // later park installs it.
     static INSTALLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-    if std::thread::panicking() || INSTALLED.swap(true, Ordering::Relaxed) {
+    if std::thread::panicking() {
+        return;
+    }
+    if INSTALLED.swap(true, Ordering::Relaxed) {
         return;
     }
     {
@@ -664,10 +667,23 @@ fn install_report() {
             });
             if deadlock && let Some(report) = report {
                 eprintln!("{report}");
+                let _ = LAST_REPORT.try_with(|last| *last.borrow_mut() = Some(report));
             }
             previous(info);
         }));
     }
+}
+
+std::thread_local! {
+    /// The last deadlock report the hook printed on this OS thread ([`install_report`]), for
+    /// its test.
+    static LAST_REPORT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Takes the last deadlock report the hook printed on this OS thread.
+#[cfg(test)]
+pub(crate) fn take_last_report() -> Option<String> {
+    LAST_REPORT.with(|last| last.borrow_mut().take())
 }
 
 /// The threads parked in this execution's table and never woken (blocked in the checker's

@@ -120,6 +120,23 @@ fn the_parked_report_names_key_token_and_call_site() {
     });
 }
 
+/// A deadlock prints the report of the threads left parked (the checker's panic hook).
+#[test]
+fn a_deadlock_prints_the_threads_left_parked() {
+    let stuck = std::panic::catch_unwind(|| {
+        check(|| {
+            // SAFETY: key 22 is this test's; the callbacks do nothing. Nobody unparks it.
+            unsafe { park(22, || true, || {}, |_, _| {}, ParkToken(9), None) };
+        })
+    });
+    assert!(
+        stuck.is_err(),
+        "a park nobody ends is the checker's deadlock"
+    );
+    let report = take_last_report().expect("the hook printed the report");
+    assert!(report.contains("on key 0x16 with ParkToken(9)"), "{report}");
+}
+
 #[test]
 fn fifo_per_key() {
     check(|| {
